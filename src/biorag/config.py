@@ -1,0 +1,232 @@
+"""One typed settings model, read from ``biorag.toml`` (or ``--config``) and ``BIORAG_*`` variables.
+
+Precedence, lowest first: defaults, the TOML file, environment variables. An environment variable
+``BIORAG_<SECTION>_<KEY>`` sets ``[section] key`` (``BIORAG_LLM_BASE_URL`` sets ``llm.base_url``).
+Secrets never live here: a backend names the environment variable that holds its key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from biorag.errors import ConfigError
+
+DEFAULT_CONFIG_FILE = "biorag.toml"
+ENV_PREFIX = "BIORAG_"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LLMSettings(_Section):
+    """Which language model answers, and how it is called.
+
+    ``backend = "none"`` selects the no-LLM operators everywhere (the default that runs anywhere).
+    """
+
+    backend: Literal["none", "openai", "hf", "mock"] = "none"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    hf_path: str | None = None
+    load_in_4bit: Literal["auto", "yes", "no"] = "auto"
+    mock_script: str | None = Field(
+        default=None, description="JSON/JSONL file of scripted responses for the mock backend"
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    concurrency: int = Field(default=8, ge=1)
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    cache: bool = True
+    cache_path: str | None = Field(default=None, description="default: <home>/llm_cache.sqlite")
+
+    @model_validator(mode="after")
+    def _needs(self) -> LLMSettings:
+        if self.backend == "openai" and not (self.base_url and self.model):
+            raise ValueError("backend 'openai' needs base_url and model")
+        if self.backend == "hf" and not self.hf_path:
+            raise ValueError("backend 'hf' needs hf_path (a local transformers model directory)")
+        return self
+
+
+class EmbedSettings(_Section):
+    backend: Literal["sentence-transformers", "openai"] = "sentence-transformers"
+    model: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="a path, a model name, or all-MiniLM-L6-v2 (loaded offline from its package)",
+    )
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    batch_size: int = Field(default=64, ge=1)
+    device: str = "cpu"
+    cache: bool = True
+
+
+class RerankSettings(_Section):
+    backend: Literal["bi-encoder", "cross-encoder", "llm"] = "bi-encoder"
+    model: str | None = Field(default=None, description="cross-encoder path or name")
+
+
+class ChunkingSettings(_Section):
+    method: Literal["sentence", "semantic"] = "sentence"
+    chunk_tokens: int = Field(default=1000, ge=16)
+    overlap_tokens: int = Field(default=200, ge=0)
+    max_chunk_tokens: int = Field(default=1024, ge=16)
+    semantic_percentile: float = Field(default=95.0, gt=0, lt=100)
+
+    @model_validator(mode="after")
+    def _overlap(self) -> ChunkingSettings:
+        if self.overlap_tokens >= self.chunk_tokens:
+            raise ValueError("overlap_tokens must be smaller than chunk_tokens")
+        return self
+
+
+class RetrievalSettings(_Section):
+    retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    k: int = Field(default=10, ge=1)
+    rrf_k: int = Field(default=60, ge=1)
+    per_corpus_k: int = Field(default=3, ge=1)
+    dense_index: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
+    hnsw_min_size: int = Field(default=200_000, ge=1)
+
+
+class Settings(_Section):
+    home: str = Field(default=".biorag", description="caches and the demo index live here")
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+
+    @property
+    def home_path(self) -> Path:
+        return Path(self.home).expanduser()
+
+    def llm_cache_path(self) -> Path:
+        return Path(self.llm.cache_path) if self.llm.cache_path else self.home_path / "llm_cache.sqlite"
+
+    def embed_cache_dir(self) -> Path:
+        return self.home_path / "embed_cache"
+
+
+_SECTIONS = ("llm", "embed", "rerank", "chunking", "retrieval")
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        rest = name[len(ENV_PREFIX) :].lower()
+        if rest == "home":
+            out["home"] = value
+            continue
+        for section in _SECTIONS:
+            if rest.startswith(section + "_"):
+                out.setdefault(section, {})[rest[len(section) + 1 :]] = value
+                break
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(merged.get(k), dict):
+            merged[k] = _merge(merged[k], v)
+        else:
+            merged[k] = v
+    return merged
+
+
+def _describe(err: ValidationError, origin: str) -> str:
+    lines = [f"invalid settings ({origin}):"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "literal_error":
+            msg = f"{msg}"
+        lines.append(f"  {key}: {msg} (got {e.get('input')!r})")
+    lines.append("Fix the key or value, or run `biorag config show` to see the allowed settings.")
+    return "\n".join(lines)
+
+
+def load_settings(
+    path: str | Path | None = None, environ: dict[str, str] | None = None
+) -> Settings:
+    """Read the settings: defaults < TOML file < ``BIORAG_*`` environment variables.
+
+    ``path=None`` reads ``./biorag.toml`` when it exists. A missing explicit path, a TOML syntax
+    error or an invalid key/value raises :class:`ConfigError` naming the key.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    data: dict[str, Any] = {}
+    origin = "defaults"
+    if path is None and environ.get("BIORAG_CONFIG"):
+        path = environ["BIORAG_CONFIG"]
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist; pass an existing TOML file")
+    else:
+        p = Path(DEFAULT_CONFIG_FILE)
+    if p.is_file():
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"config file {p} is not valid TOML: {e}") from e
+        origin = str(p)
+    env = _env_overrides({k: v for k, v in environ.items() if k != "BIORAG_CONFIG"})
+    if env:
+        # An endpoint given only through the environment selects the openai backend.
+        llm_env = env.get("llm", {})
+        file_backend = data.get("llm", {}).get("backend")
+        if "base_url" in llm_env and "model" in llm_env and "backend" not in llm_env:
+            if file_backend in (None, "none"):
+                llm_env["backend"] = "openai"
+        data = _merge(data, env)
+        origin += " + environment"
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_describe(e, origin)) from None
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def _mask_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password or parts.username:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return url
+
+
+def masked_dict(settings: Settings) -> dict[str, Any]:
+    """The effective settings as a dict with anything secret-looking masked."""
+
+    def walk(obj: Any, key: str = "") -> Any:
+        if isinstance(obj, dict):
+            return {k: walk(v, k) for k, v in obj.items()}
+        if isinstance(obj, str):
+            lowered = key.lower()
+            if any(w in lowered for w in _SECRET_WORDS) and not lowered.endswith("_env"):
+                return "***"
+            if "url" in lowered:
+                return _mask_url(obj)
+        return obj
+
+    return walk(settings.model_dump())

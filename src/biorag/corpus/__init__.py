@@ -1,0 +1,5 @@
+"""Corpus: documents, chunks, loaders, sentence splitting, chunking and the SQLite store."""
+
+from biorag.corpus.models import Chunk, Document, LoadReport, SkippedRecord, content_id
+
+__all__ = ["Chunk", "Document", "LoadReport", "SkippedRecord", "content_id"]
