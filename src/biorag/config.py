@@ -112,7 +112,11 @@ class Settings(_Section):
         return Path(self.home).expanduser()
 
     def llm_cache_path(self) -> Path:
-        return Path(self.llm.cache_path) if self.llm.cache_path else self.home_path / "llm_cache.sqlite"
+        return (
+            Path(self.llm.cache_path)
+            if self.llm.cache_path
+            else self.home_path / "llm_cache.sqlite"
+        )
 
     def embed_cache_dir(self) -> Path:
         return self.home_path / "embed_cache"
@@ -191,9 +195,13 @@ def load_settings(
         # An endpoint given only through the environment selects the openai backend.
         llm_env = env.get("llm", {})
         file_backend = data.get("llm", {}).get("backend")
-        if "base_url" in llm_env and "model" in llm_env and "backend" not in llm_env:
-            if file_backend in (None, "none"):
-                llm_env["backend"] = "openai"
+        if (
+            "base_url" in llm_env
+            and "model" in llm_env
+            and "backend" not in llm_env
+            and file_backend in (None, "none")
+        ):
+            llm_env["backend"] = "openai"
         data = _merge(data, env)
         origin += " + environment"
     try:

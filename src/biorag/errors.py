@@ -19,7 +19,7 @@ class InputFormatError(BioragError):
 
 
 class IndexMismatchError(BioragError):
-    """An index opened with settings (embedding model, dimension) other than those it was built with."""
+    """An index opened with another embedding model or dimension than it was built with."""
 
 
 class LLMError(BioragError):

@@ -1,0 +1,32 @@
+# Two commands for a fresh machine: `make demo` and `make test`. Both create .venv and install.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+# The CPU wheel of torch 2.13.0 lies in /opt/wheels on the project's machines; elsewhere pip
+# fetches it from the index.
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+
+.PHONY: install demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/biorag demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .biorag .pytest_cache .ruff_cache

@@ -1,0 +1,123 @@
+"""The LLM reader: answer a question from a context, then extract the chosen option as JSON.
+
+Multiple-choice answering takes two calls, as in CLAIMS: a free reasoning answer, then a second
+call that returns only ``{"answer": "<letter>"}`` (through the server's structured output where it
+has one, parsed leniently otherwise). A letter that cannot be recovered is reported as a parse
+failure, never guessed. Free-text answers cite their passages by number, and each sentence is
+mapped back to the chunks it cites.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from biorag.llm.prompts import PromptTemplate
+from biorag.llm.types import ChatRequest
+
+PROMPTS = "biorag.answer.prompts"
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+@dataclass
+class ReaderResult:
+    answer: str
+    answer_text: str
+    raw_output: str
+    parse_failed: bool
+    sentences: list[tuple[str, list[int]]] = field(default_factory=list)
+
+
+def letter_schema(letters: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": letters}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+
+
+def number_passages(texts: list[str]) -> str:
+    return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
+
+
+async def extract_letter(
+    llm, question: str, options: dict[str, str], response: str
+) -> tuple[str, bool, str]:
+    """Second call: the option letter the written answer chose. Returns (letter, failed, raw)."""
+    letters = list(options)
+    tpl = PromptTemplate.load(PROMPTS, "extract_letter")
+    req = ChatRequest(
+        messages=tpl.messages(
+            question=question,
+            options="\n".join(f"{k}. {v}" for k, v in options.items()),
+            response=response,
+            letters=", ".join(letters),
+        ),
+        max_tokens=20,
+        temperature=0.0,
+        json_schema=letter_schema(letters),
+        stage="answer_extract",
+        template_version=tpl.version,
+    )
+    resp = await llm.chat(req)
+    value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
+    if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
+        return _canonical(value.strip(), letters), False, resp.text
+    return "", True, resp.text
+
+
+def _canonical(value: str, letters: list[str]) -> str:
+    return next(x for x in letters if x.upper() == value.upper())
+
+
+async def read_multiple_choice(
+    llm, question: str, options: dict[str, str], context: list[str] | None
+) -> ReaderResult:
+    """Reason over the context (or none: closed book), then extract the letter."""
+    name = "read" if context else "closed_book"
+    tpl = PromptTemplate.load(PROMPTS, name)
+    opts = "\n".join(f"{k}. {v}" for k, v in options.items())
+    variables = {"question": question, "options": opts}
+    if context:
+        variables["context"] = number_passages(context)
+    resp = await llm.chat(
+        ChatRequest(
+            messages=tpl.messages(**variables),
+            stage="answer",
+            template_version=tpl.version,
+        )
+    )
+    letter, failed, raw = await extract_letter(llm, question, options, resp.text)
+    return ReaderResult(
+        answer=letter,
+        answer_text=options.get(letter, ""),
+        raw_output=resp.text + "\n---\n" + raw,
+        parse_failed=failed,
+    )
+
+
+async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
+    """A short answer whose sentences cite the numbered passages they rest on."""
+    tpl = PromptTemplate.load(PROMPTS, "read_free")
+    resp = await llm.chat(
+        ChatRequest(
+            messages=tpl.messages(question=question, context=number_passages(context)),
+            stage="answer",
+            template_version=tpl.version,
+        )
+    )
+    sentences: list[tuple[str, list[int]]] = []
+    for sent in re.split(r"(?<=[.!?\]])\s+(?=[A-Z])", resp.text.strip()):
+        cites = [int(n) for n in _CITE.findall(sent) if 1 <= int(n) <= len(context)]
+        clean = _CITE.sub("", sent).strip()
+        if clean:
+            sentences.append((clean, cites))
+    return ReaderResult(
+        answer=resp.text.strip(),
+        answer_text=resp.text.strip(),
+        raw_output=resp.text,
+        parse_failed=False,
+        sentences=sentences,
+    )

@@ -1,0 +1,1 @@
+"""The ``biorag`` command line (Typer)."""

@@ -1,0 +1,92 @@
+"""``biorag ask``: answer one question with a chosen method and show its evidence."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from biorag.cli.common import (
+    STATE,
+    emit_json,
+    handle_errors,
+    parse_json_option,
+    print_accounting,
+)
+from biorag.errors import BioragError
+
+
+def run_question(
+    question: str,
+    index: list[Path],
+    method: str,
+    options: dict[str, str] | None,
+    method_options: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Answer one question; returns (answer as a dict, accounting)."""
+    from biorag.methods.base import Question, Runtime
+    from biorag.methods.registry import build_method
+
+    if options is not None and (
+        not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values())
+    ):
+        raise BioragError(
+            '--options must be a JSON object of strings, e.g. {"A": "yes", "B": "no"}'
+        )
+    rt = Runtime(STATE.settings(), index)
+    try:
+        qa = build_method(method, rt, method_options)
+        if qa.needs_index and not index:
+            raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
+        answer = asyncio.run(qa.answer(Question(text=question, options=options or {})))
+        return answer.model_dump(), rt.accounting()
+    finally:
+        rt.close()
+
+
+def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
+    shown = ans["answer"]
+    if options and ans["answer"] in options:
+        shown = f"{ans['answer']}. {options[ans['answer']]}"
+    if ans["parse_failed"]:
+        shown = "(no option could be read from the model's answer; counted as unanswered)"
+    typer.echo(f"Answer ({ans['method']}): {shown}")
+    by_chunk = {e["chunk_id"]: i for i, e in enumerate(ans["evidence"], start=1)}
+    for s in ans["sentences"]:
+        refs = "".join(f"[{by_chunk[c]}]" for c in s["chunk_ids"] if c in by_chunk)
+        typer.echo(f"  - {s['text']} {refs}")
+    if ans["evidence"]:
+        typer.echo("Evidence:")
+        for i, e in enumerate(ans["evidence"], start=1):
+            snippet = " ".join(e["text"].split())[:160]
+            typer.echo(
+                f"  [{i}] {e['corpus']}:{e['source_id']} (chunk {e['chunk_id']}, "
+                f"score {e['score']:.3f}) {snippet}..."
+            )
+    for note in ans["notes"]:
+        typer.echo(f"note: {note}", err=True)
+
+
+@handle_errors
+def ask(
+    question: str = typer.Argument(..., help="the question"),
+    index: list[Path] = typer.Option([], "--index", help="index dir (repeat for several corpora)"),
+    method: str = typer.Option("retrieve-read", "--method", help="closed-book|retrieve-read|..."),
+    options: str = typer.Option(None, "--options", help='answer options as JSON {"A": "..."}'),
+    method_options: str = typer.Option(None, "--method-options", help="method settings as JSON"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Answer a question; every answer comes with the chunks and documents it rests on."""
+    opts = parse_json_option(options, "--options")
+    mopts = parse_json_option(method_options, "--method-options")
+    if method == "retrieve-read" and not index:
+        method = "closed-book"
+        typer.echo("note: no --index given, answering closed-book", err=True)
+    ans, accounting = run_question(question, index, method, opts, mopts)
+    if as_json:
+        emit_json({**ans, "accounting": accounting})
+        return
+    print_answer(ans, opts)
+    print_accounting(accounting)

@@ -1,0 +1,123 @@
+"""``biorag index build|add|remove|stats``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from biorag.cli.common import STATE, emit_json, handle_errors
+from biorag.errors import BioragError
+
+app = typer.Typer(help="Build and maintain an index directory.", no_args_is_help=True)
+
+
+def _embedder():
+    from biorag.embed.factory import build_embedder
+
+    s = STATE.settings()
+    return build_embedder(s.embed, s.embed_cache_dir() if s.embed.cache else None)
+
+
+def _load(files: list[Path], fmt: str):
+    from biorag.corpus.loaders import load_corpora
+
+    missing = [str(f) for f in files if not Path(f).exists()]
+    if missing:
+        raise BioragError(f"corpus file not found: {', '.join(missing)}")
+    return load_corpora([Path(f) for f in files], fmt)
+
+
+def _report(report, as_json: bool) -> None:
+    data = report.to_dict()
+    if as_json:
+        emit_json(data)
+        return
+    typer.echo(
+        f"{data['index']}: {data['documents_total']} documents ({data['documents_new']} new), "
+        f"{data['chunks_total']} chunks ({data['chunks_embedded']} embedded now)"
+    )
+    if data["documents_removed"]:
+        typer.echo(f"removed {data['documents_removed']} documents")
+    if data["skipped"]:
+        typer.echo(f"skipped {data['skipped']} malformed records:", err=True)
+        for ex in data["skipped_examples"]:
+            typer.echo(f"  {ex}", err=True)
+
+
+@app.command()
+@handle_errors
+def build(
+    corpus: list[Path] = typer.Option(..., "--corpus", help="corpus files or folders"),
+    out: Path = typer.Option(..., "--out", help="index directory to create or resume"),
+    fmt: str = typer.Option(
+        "auto", "--format", help="auto|jsonl|medrag|pubmed_xml|pubmedqa|bioasq|textdir"
+    ),
+    name: str = typer.Option(None, "--name", help="corpus name (default: the folder name)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Build an index (or finish an interrupted build) from corpus files."""
+    from biorag.retrieve.index import IndexDir
+
+    s = STATE.settings()
+    idx = IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name)
+    try:
+        _report(idx.add(_load(corpus, fmt)), as_json)
+    finally:
+        idx.close()
+
+
+@app.command()
+@handle_errors
+def add(
+    files: list[Path] = typer.Argument(..., help="corpus files or folders to add"),
+    index: Path = typer.Option(..., "--index"),
+    fmt: str = typer.Option("auto", "--format"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Add documents; only new chunks are embedded."""
+    from biorag.retrieve.index import IndexDir, read_manifest
+
+    read_manifest(index)
+    s = STATE.settings()
+    idx = IndexDir(index, _embedder(), retrieval=s.retrieval)
+    try:
+        _report(idx.add(_load(files, fmt)), as_json)
+    finally:
+        idx.close()
+
+
+@app.command()
+@handle_errors
+def remove(
+    doc_ids: list[str] = typer.Argument(..., help="document ids or source ids (PMIDs)"),
+    index: Path = typer.Option(..., "--index"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Delete documents from the store and both search indexes."""
+    from biorag.retrieve.index import IndexDir, read_manifest
+
+    read_manifest(index)
+    s = STATE.settings()
+    idx = IndexDir(index, _embedder(), retrieval=s.retrieval)
+    try:
+        _report(idx.remove(doc_ids), as_json)
+    finally:
+        idx.close()
+
+
+@app.command()
+@handle_errors
+def stats(
+    index: Path = typer.Option(..., "--index"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Counts, embedding model and build state of an index."""
+    from biorag.retrieve.index import index_stats
+
+    data = index_stats(index)
+    if as_json:
+        emit_json(data)
+        return
+    for k, v in data.items():
+        typer.echo(f"{k}: {v}")

@@ -1,0 +1,38 @@
+"""The ``biorag`` command: index, retrieve, ask, demo, config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from biorag.cli import ask_cmd, config_cmd, demo_cmd, index_cmd, retrieve_cmd
+from biorag.cli.common import STATE
+from biorag.util.progress import setup_logging
+
+app = typer.Typer(
+    help="Biomedical question answering grounded in the literature through knowledge graphs.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(config_cmd.app, name="config")
+app.add_typer(index_cmd.app, name="index")
+app.command(name="retrieve")(retrieve_cmd.retrieve)
+app.command(name="ask")(ask_cmd.ask)
+app.command(name="demo")(demo_cmd.demo)
+
+
+@app.callback()
+def main(
+    config: Path = typer.Option(None, "--config", help="settings file (default ./biorag.toml)"),
+    verbose: bool = typer.Option(False, "--verbose", "-v"),
+) -> None:
+    STATE.config = config
+    STATE.verbose = verbose
+    STATE._settings = None
+    setup_logging(verbose)
+
+
+if __name__ == "__main__":
+    app()

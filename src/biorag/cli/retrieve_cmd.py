@@ -1,0 +1,86 @@
+"""``biorag retrieve``: queries in, a TREC run file out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from biorag.cli.common import STATE, emit_json, handle_errors
+from biorag.errors import BioragError, InputFormatError
+
+
+def read_queries(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """``{"id": ..., "text": ...}`` per line; malformed lines are skipped and reported."""
+    if not path.is_file():
+        raise BioragError(f"queries file {path} not found")
+    queries: list[tuple[str, str]] = []
+    skipped: list[str] = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                qid, text = str(rec["id"]), str(rec["text"]).strip()
+                if not text:
+                    raise ValueError("empty text")
+                queries.append((qid, text))
+            except (ValueError, KeyError, TypeError) as e:
+                skipped.append(f"{path}:{n}: {e.__class__.__name__}: {e}")
+    if not queries:
+        raise InputFormatError(
+            f'{path} holds no usable query; expected JSON lines like {{"id": "q1", "text": "..."}}'
+        )
+    return queries, skipped
+
+
+@handle_errors
+def retrieve(
+    index: list[Path] = typer.Option(..., "--index", help="index dir (repeat for several corpora)"),
+    queries: Path = typer.Option(..., "--queries", help='JSONL of {"id", "text"}'),
+    k: int = typer.Option(10, "--k", min=1),
+    level: str = typer.Option("chunk", "--level", help="chunk|doc"),
+    retriever: str = typer.Option(None, "--retriever", help="bm25|dense|hybrid (default: config)"),
+    out: Path = typer.Option(..., "--out", help="TREC run file to write"),
+    tag: str = typer.Option(None, "--tag"),
+    batch: int = typer.Option(64, "--batch", min=1),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Retrieve for every query and write a TREC run (docid = source id at doc level)."""
+    from biorag.methods.base import Runtime
+    from biorag.retrieve.trec import write_run
+    from biorag.util.progress import progress
+
+    qs, skipped = read_queries(queries)
+    s = STATE.settings()
+    retriever = retriever or s.retrieval.retriever
+    rt = Runtime(s, index)
+    run: dict[str, list[tuple[str, float]]] = {}
+    try:
+        for i in progress(range(0, len(qs), batch), "retrieving", unit="batch"):
+            part = qs[i : i + batch]
+            results = rt.searcher.search([t for _, t in part], k, retriever, level)
+            for (qid, _), passages in zip(part, results, strict=True):
+                run[qid] = [
+                    (p.source_id if level == "doc" else p.chunk_id, p.score) for p in passages
+                ]
+    finally:
+        rt.close()
+    write_run(out, run, tag or f"biorag-{retriever}-{level}")
+    summary = {
+        "queries": len(qs),
+        "skipped": len(skipped),
+        "skipped_examples": skipped[:20],
+        "run": str(out),
+        "retriever": retriever,
+        "level": level,
+        "k": k,
+    }
+    if as_json:
+        emit_json(summary)
+        return
+    typer.echo(f"wrote {out}: {len(qs)} queries, top {k} {level}s by {retriever}")
+    for line in skipped[:20]:
+        typer.echo(f"skipped {line}", err=True)

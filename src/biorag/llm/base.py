@@ -1,0 +1,84 @@
+"""The one interface every backend and middleware implements, and helpers they share."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
+
+from biorag.errors import LLMError
+from biorag.llm.jsonparse import parse_json_lenient
+from biorag.llm.types import ChatRequest, ChatResponse
+
+
+@runtime_checkable
+class LLMBackend(Protocol):
+    """Anything that answers chat requests: a backend, or a middleware wrapping one.
+
+    ``name`` is the backend kind ("openai", "hf", "mock"); ``model`` the model identifier.
+    Both enter the cache key.
+    """
+
+    name: str
+    model: str
+
+    async def chat(self, req: ChatRequest) -> ChatResponse:
+        """Answer one request or raise :class:`LLMError` (:class:`RetryableLLMError` if a
+        retry may help)."""
+        ...
+
+
+class RetryableLLMError(LLMError):
+    """A failure that may go away on retry: a timeout, a lost connection, 429 or 5xx.
+
+    ``retry_after`` is the server's ``Retry-After`` in seconds, when it sent one.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def attach_parsed(req: ChatRequest, resp: ChatResponse) -> ChatResponse:
+    """Fill ``parsed`` / ``parse_error`` when the request asked for JSON."""
+    if req.json_schema is None:
+        return resp
+    value, error = parse_json_lenient(resp.text, req.json_schema)
+    resp.parsed, resp.parse_error = value, error
+    return resp
+
+
+def word_count(text: str) -> int:
+    """Deterministic token estimate: whitespace-separated words."""
+    return len(text.split())
+
+
+def with_schema_instruction(
+    messages: list[dict[str, str]], schema: dict[str, Any]
+) -> list[dict[str, str]]:
+    """A copy of ``messages`` whose last user message asks for JSON matching ``schema``.
+
+    Used where the server cannot enforce the schema (prompt-only structured output).
+    """
+    note = (
+        "\n\nRespond with JSON only (no prose, no code fences), matching this JSON Schema:\n"
+        + json.dumps(schema, ensure_ascii=False, sort_keys=True)
+    )
+    out = [dict(m) for m in messages]
+    for m in reversed(out):
+        if m["role"] == "user":
+            m["content"] += note
+            return out
+    out.append({"role": "user", "content": note.strip()})
+    return out
+
+
+def mask_url(url: str) -> str:
+    """``url`` with any user:password part replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return url

@@ -1,0 +1,220 @@
+"""A local transformers causal LM run in-process (torch and transformers imported lazily).
+
+The model directory is loaded on the first request. Prompts go through the tokenizer's chat
+template (a plain ``role: content`` join when it has none; the system message is folded into
+the first user message when the template refuses a system role). Decoding is greedy
+(``do_sample=False``; ``temperature`` is ignored), generation runs in a worker thread under a
+lock (one generation at a time), and stop strings cut the text like the OpenAI API does.
+4-bit loading uses bitsandbytes when ``load_in_4bit`` is "yes", or "auto" with bitsandbytes and
+CUDA present.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from biorag.errors import ConfigError, LLMError
+from biorag.llm.base import attach_parsed, with_schema_instruction
+from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
+
+
+def _plain_prompt(messages: list[dict[str, str]]) -> str:
+    return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+
+
+def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system:
+        for m in rest:
+            if m["role"] == "user":
+                m["content"] = f"{system}\n\n{m['content']}"
+                break
+        else:
+            rest.insert(0, {"role": "user", "content": system})
+    return rest
+
+
+def _stop_criteria(tok: Any, n_prompt: int, stops: list[str]) -> Any:
+    """Stop once the decoded continuation contains a stop string (works with any tokenizer,
+    unlike transformers' ``stop_strings``, which needs a well-behaved vocabulary)."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class _StopOnStrings(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            done = [
+                any(s in tok.decode(row[n_prompt:], skip_special_tokens=True) for s in stops)
+                for row in input_ids.tolist()
+            ]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([_StopOnStrings()])
+
+
+class HFBackend:
+    """Greedy generation with a local transformers model directory."""
+
+    name = "hf"
+
+    def __init__(
+        self,
+        path: str | Path,
+        model: str | None = None,
+        load_in_4bit: str = "auto",
+        device: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.model = model or self.path.name
+        self.load_in_4bit = load_in_4bit
+        self.device = device
+        self._lock = threading.Lock()
+        self._tok: Any = None
+        self._lm: Any = None
+
+    def __repr__(self) -> str:
+        return f"HFBackend(path={str(self.path)!r}, model={self.model!r})"
+
+    def _use_4bit(self, torch: Any) -> bool:
+        has_bnb = importlib.util.find_spec("bitsandbytes") is not None
+        if self.load_in_4bit == "yes":
+            if not has_bnb:
+                raise ConfigError(
+                    "llm.load_in_4bit = 'yes' needs bitsandbytes: pip install 'biorag[gpu]'"
+                )
+            return True
+        return self.load_in_4bit == "auto" and has_bnb and bool(torch.cuda.is_available())
+
+    def _load(self) -> None:
+        """Load tokenizer and model (called under the lock, in the worker thread)."""
+        if self._lm is not None:
+            return
+        if not self.path.is_dir():
+            raise ConfigError(f"llm.hf_path {self.path} is not a model directory")
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        kwargs: dict[str, Any] = {}
+        if self._use_4bit(torch):
+            from transformers import BitsAndBytesConfig
+
+            kwargs["quantization_config"] = BitsAndBytesConfig(
+                load_in_4bit=True,
+                bnb_4bit_quant_type="nf4",
+                bnb_4bit_compute_dtype=torch.bfloat16,
+            )
+            kwargs["device_map"] = "auto"
+        else:
+            kwargs["dtype"] = torch.bfloat16 if device.startswith("cuda") else torch.float32
+        try:
+            tok = AutoTokenizer.from_pretrained(str(self.path))
+            lm = AutoModelForCausalLM.from_pretrained(str(self.path), **kwargs)
+        except (OSError, ValueError) as e:
+            raise LLMError(f"cannot load the transformers model at {self.path}: {e}") from e
+        if "device_map" not in kwargs:
+            lm = lm.to(device)
+        lm.eval()
+        self._tok, self._lm = tok, lm
+
+    def _prompt(self, messages: list[dict[str, str]]) -> tuple[str, bool]:
+        """The prompt text, and whether the tokenizer should add special tokens itself."""
+        tok = self._tok
+        if not getattr(tok, "chat_template", None):
+            return _plain_prompt(messages), True
+        try:
+            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        except Exception:
+            # Templates such as Gemma's refuse a system role: fold it into the user turn.
+            text = tok.apply_chat_template(
+                _fold_system(messages), add_generation_prompt=True, tokenize=False
+            )
+        return str(text), False
+
+    def _generate(self, req: ChatRequest) -> ChatResponse:
+        """Blocking generation (worker thread)."""
+        with self._lock:
+            self._load()
+            import torch
+
+            tok, lm = self._tok, self._lm
+            messages = req.messages
+            if req.json_schema is not None:
+                messages = with_schema_instruction(messages, req.json_schema)
+            prompt, add_special = self._prompt(messages)
+            enc = tok(prompt, return_tensors="pt", add_special_tokens=add_special)
+            enc = {k: v.to(lm.device) for k, v in enc.items()}
+            n_prompt = int(enc["input_ids"].shape[1])
+            want_lp = req.logprobs
+            gen_kwargs: dict[str, Any] = {
+                "max_new_tokens": req.max_tokens or 512,
+                "do_sample": False,
+                "temperature": None,
+                "top_p": None,
+                "top_k": None,
+                "return_dict_in_generate": True,
+                "output_logits": want_lp,
+                "pad_token_id": tok.pad_token_id
+                if tok.pad_token_id is not None
+                else tok.eos_token_id,
+            }
+            if req.stop:
+                gen_kwargs["stopping_criteria"] = _stop_criteria(tok, n_prompt, req.stop)
+            start = time.perf_counter()
+            with torch.inference_mode():
+                out = lm.generate(**enc, **gen_kwargs)
+            latency = time.perf_counter() - start
+            new_ids = out.sequences[0, n_prompt:].tolist()
+            logprobs = None
+            if want_lp and out.logits is not None:
+                logprobs = self._logprobs(new_ids, out.logits, req.top_logprobs)
+        text = tok.decode(new_ids, skip_special_tokens=True)
+        finish = "length" if len(new_ids) >= gen_kwargs["max_new_tokens"] else "stop"
+        for s in req.stop or []:
+            cut = text.find(s)
+            if cut >= 0:
+                text, finish = text[:cut], "stop"
+        resp = ChatResponse(
+            text=text,
+            prompt_tokens=n_prompt,
+            completion_tokens=len(new_ids),
+            latency_s=latency,
+            logprobs=logprobs,
+            model=self.model,
+            backend=self.name,
+            finish_reason=finish,
+        )
+        return attach_parsed(req, resp)
+
+    def _logprobs(self, ids: list[int], logits: Any, top_n: int) -> list[TokenLogprob]:
+        """Per generated token: its log-probability and the ``top_n`` best alternatives."""
+        import torch
+
+        tok = self._tok
+        out: list[TokenLogprob] = []
+        for step, token_id in enumerate(ids[: len(logits)]):
+            lp = torch.log_softmax(logits[step][0].float(), dim=-1)
+            top: dict[str, float] = {}
+            if top_n:
+                values, indices = torch.topk(lp, k=min(top_n, lp.shape[-1]))
+                for v, i in zip(values.tolist(), indices.tolist(), strict=True):
+                    s = tok.decode([i])
+                    top[s] = max(v, top.get(s, float("-inf")))
+            out.append(
+                TokenLogprob(token=tok.decode([token_id]), logprob=float(lp[token_id]), top=top)
+            )
+        return out
+
+    async def chat(self, req: ChatRequest) -> ChatResponse:
+        """Generate in a worker thread; errors from torch become :class:`LLMError`."""
+        try:
+            return await asyncio.to_thread(self._generate, req)
+        except (LLMError, ConfigError):
+            raise
+        except RuntimeError as e:  # e.g. CUDA out of memory
+            raise LLMError(f"local model {self.model!r} failed to generate: {e}") from e

@@ -1,0 +1,1 @@
+"""QA methods: each composes the pipeline stages (retrieve, extract, graph, summarize, answer)."""

@@ -1,0 +1,110 @@
+"""What every QA method takes and returns, and the runtime it draws its components from."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from biorag.config import Settings
+from biorag.errors import BioragError
+
+
+class Question(BaseModel):
+    """A question, optionally multiple-choice (``options`` maps a letter to its text)."""
+
+    id: str = "q"
+    text: str
+    options: dict[str, str] = Field(default_factory=dict)
+
+    def options_block(self) -> str:
+        return "\n".join(f"{k}. {v}" for k, v in self.options.items())
+
+
+class AnswerSentence(BaseModel):
+    """One sentence of an answer and the chunks it came from."""
+
+    text: str
+    chunk_ids: list[str] = Field(default_factory=list)
+
+
+class Answer(BaseModel):
+    """A method's answer with the evidence it rests on."""
+
+    method: str
+    question_id: str
+    answer: str = Field(description="option letter for multiple-choice questions, else text")
+    answer_text: str = ""
+    sentences: list[AnswerSentence] = Field(default_factory=list)
+    parse_failed: bool = False
+    raw_output: str = ""
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    llm_used: bool = False
+    notes: list[str] = Field(default_factory=list)
+
+
+class Runtime:
+    """Builds the components a method needs, lazily and once: LLM, embedder, searcher, reranker."""
+
+    def __init__(self, settings: Settings, index_paths: list[Path] | None = None):
+        self.settings = settings
+        self.index_paths = [Path(p) for p in (index_paths or [])]
+
+    @cached_property
+    def llm(self) -> Any | None:
+        from biorag.llm import build_llm
+
+        return build_llm(self.settings)
+
+    @cached_property
+    def embedder(self) -> Any:
+        from biorag.embed.factory import build_embedder
+
+        cache = self.settings.embed_cache_dir() if self.settings.embed.cache else None
+        return build_embedder(self.settings.embed, cache)
+
+    @cached_property
+    def searcher(self) -> Any:
+        from biorag.retrieve.search import MultiSearcher, Searcher
+
+        if not self.index_paths:
+            raise BioragError("this method retrieves evidence: pass --index DIR")
+        return MultiSearcher(
+            [Searcher(p, lambda: self.embedder, self.settings.retrieval) for p in self.index_paths]
+        )
+
+    @cached_property
+    def reranker(self) -> Any:
+        from biorag.embed.rerank import build_reranker
+
+        return build_reranker(self.settings.rerank, self.embedder, self.llm)
+
+    def accounting(self) -> dict[str, Any]:
+        llm = self.__dict__.get("llm")
+        return llm.accounting.report() if llm is not None else {}
+
+    def close(self) -> None:
+        s = self.__dict__.get("searcher")
+        if s is not None:
+            s.close()
+
+
+class QAMethod(abc.ABC):
+    """A QA method: ``answer`` runs it on one question."""
+
+    name: str = ""
+    needs_index: bool = False
+
+    def __init__(self, runtime: Runtime, **options: Any):
+        self.rt = runtime
+        self.options = options
+
+    @abc.abstractmethod
+    async def answer(self, question: Question) -> Answer: ...
+
+    def answer_sync(self, question: Question) -> Answer:
+        return asyncio.run(self.answer(question))

@@ -1,0 +1,25 @@
+"""Method names as the CLI and the evaluation runner know them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from biorag.errors import BioragError
+from biorag.methods.base import QAMethod, Runtime
+from biorag.methods.closed_book import ClosedBook
+from biorag.methods.retrieve_read import RetrieveRead
+
+METHODS: dict[str, type[QAMethod]] = {
+    ClosedBook.name: ClosedBook,
+    RetrieveRead.name: RetrieveRead,
+}
+
+
+def build_method(name: str, runtime: Runtime, options: dict[str, Any] | None = None) -> QAMethod:
+    try:
+        cls = METHODS[name]
+    except KeyError:
+        raise BioragError(
+            f"unknown method {name!r}; available: {', '.join(sorted(METHODS))}"
+        ) from None
+    return cls(runtime, **(options or {}))

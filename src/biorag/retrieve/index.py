@@ -1,0 +1,259 @@
+"""An index directory: the corpus store plus its BM25 and dense indexes, built incrementally.
+
+Layout of ``DIR``::
+
+    manifest.json     name, embedding model id and dimension, chunking settings, counts
+    corpus.sqlite     documents, chunks, chunk vectors, per-document build state
+    bm25/             the bm25s index over every chunk
+    dense/            the FAISS index over every chunk vector
+
+``add`` stores new documents (content-hash ids make re-adding a no-op), chunks the pending ones,
+embeds only chunks without a vector (committing every batch, so a killed build resumes where it
+stopped), then rebuilds the two search indexes and swaps them in atomically.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biorag.config import ChunkingSettings, RetrievalSettings
+from biorag.corpus.models import Document, LoadReport
+from biorag.corpus.store import CorpusStore
+from biorag.errors import BioragError, IndexMismatchError
+from biorag.util.files import write_json_atomic
+from biorag.util.progress import progress, progress_bar
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class BuildReport:
+    """What one build/add/remove did, for the CLI and ``--json``."""
+
+    index: str
+    documents_new: int = 0
+    documents_total: int = 0
+    chunks_new: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    documents_removed: int = 0
+    skipped: int = 0
+    skipped_examples: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    import json
+
+    mpath = Path(path) / MANIFEST
+    if not mpath.is_file():
+        raise BioragError(
+            f"{path} is not a biorag index (no {MANIFEST}); build one with "
+            "`biorag index build --corpus FILE --out DIR`"
+        )
+    try:
+        return json.loads(mpath.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise BioragError(f"{mpath} is not valid JSON ({e}); rebuild the index") from e
+
+
+class IndexDir:
+    """Create, extend, shrink and describe an index directory."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        embedder: Any,
+        chunking: ChunkingSettings | None = None,
+        retrieval: RetrievalSettings | None = None,
+        name: str | None = None,
+    ):
+        self.path = Path(path)
+        self.embedder = embedder
+        self.retrieval = retrieval or RetrievalSettings()
+        existing = (self.path / MANIFEST).is_file()
+        if existing:
+            self.manifest = read_manifest(self.path)
+            self._check_embedder(self.manifest)
+            self.chunking = ChunkingSettings.model_validate(self.manifest["chunking"])
+        else:
+            if (
+                self.path.exists()
+                and any(self.path.iterdir())
+                and not (self.path / "corpus.sqlite").exists()
+            ):
+                raise BioragError(
+                    f"{self.path} exists and is not a biorag index; choose an empty or new --out"
+                )
+            self.chunking = chunking or ChunkingSettings()
+            self.manifest = {
+                "format_version": FORMAT_VERSION,
+                "name": name or self.path.name,
+                "embed_model": embedder.model_id,
+                "dim": int(embedder.dim),
+                "chunking": self.chunking.model_dump(),
+            }
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.store = CorpusStore(self.path / "corpus.sqlite")
+
+    def _check_embedder(self, manifest: dict[str, Any]) -> None:
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise IndexMismatchError(
+                f"index {self.path} has format {manifest.get('format_version')}, this biorag "
+                f"reads format {FORMAT_VERSION}; rebuild it"
+            )
+        if (
+            manifest["embed_model"] != self.embedder.model_id
+            or manifest["dim"] != self.embedder.dim
+        ):
+            raise IndexMismatchError(
+                f"index {self.path} was built with embedding model {manifest['embed_model']} "
+                f"(dim {manifest['dim']}), but the configured model is {self.embedder.model_id} "
+                f"(dim {self.embedder.dim}); set embed.model to the index's model or rebuild"
+            )
+
+    @property
+    def name(self) -> str:
+        return self.manifest["name"]
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- building --------------------------------------------------------------------------
+    def add(self, loaded: LoadReport | list[Document], batch_size: int = 256) -> BuildReport:
+        """Store new documents, then chunk, embed and index everything still pending."""
+        report = BuildReport(index=str(self.path))
+        t0 = time.perf_counter()
+        docs = loaded.documents if isinstance(loaded, LoadReport) else loaded
+        if isinstance(loaded, LoadReport):
+            report.skipped = len(loaded.skipped)
+            report.skipped_examples = [f"{s.where()}: {s.reason}" for s in loaded.skipped[:20]]
+        report.documents_new = self.store.add_documents(docs)
+        report.seconds["store"] = time.perf_counter() - t0
+        self.resume(report, batch_size=batch_size)
+        return report
+
+    def resume(self, report: BuildReport | None = None, batch_size: int = 256) -> BuildReport:
+        """Finish whatever an earlier (possibly interrupted) build left undone."""
+        report = report or BuildReport(index=str(self.path))
+        t = time.perf_counter()
+        chunks_before = self.store.count_chunks()
+        self._chunk_pending(batch_size)
+        report.chunks_new = self.store.count_chunks() - chunks_before
+        report.seconds["chunk"] = time.perf_counter() - t
+        t = time.perf_counter()
+        report.chunks_embedded = self._embed_missing(batch_size)
+        report.seconds["embed"] = time.perf_counter() - t
+        t = time.perf_counter()
+        self.rebuild_search_indexes()
+        report.seconds["index"] = time.perf_counter() - t
+        report.documents_total = self.store.count_documents()
+        report.chunks_total = self.store.count_chunks()
+        self._write_manifest()
+        return report
+
+    def _chunk_pending(self, batch_size: int) -> None:
+        from biorag.corpus.chunking import chunk_document
+
+        pending = self.store.count_documents("pending")
+        if not pending:
+            return
+        embed_fn = self.embedder.embed if self.chunking.method == "semantic" else None
+        batch: list = []
+        for doc in progress(
+            self.store.iter_documents("pending"), "chunking", total=pending, unit="doc"
+        ):
+            batch.append((doc.id, chunk_document(doc, self.chunking, embed_fn=embed_fn)))
+            if len(batch) >= batch_size:
+                self.store.set_chunks(batch)
+                batch = []
+        if batch:
+            self.store.set_chunks(batch)
+
+    def _embed_missing(self, batch_size: int) -> int:
+        missing = self.store.count_chunks(with_vectors=False)
+        done = 0
+        bar = progress_bar(missing, "embedding", unit="chunk")
+        while rows := self.store.chunks_without_vectors(batch_size):
+            vecs = self.embedder.embed([r[1] for r in rows])
+            self.store.set_vectors([r[0] for r in rows], vecs)
+            done += len(rows)
+            bar.update(len(rows))
+        bar.close()
+        return done
+
+    def rebuild_search_indexes(self) -> None:
+        """Rebuild BM25 and dense indexes from the store and swap each in atomically."""
+        from biorag.retrieve.bm25 import BM25Index
+        from biorag.retrieve.dense import DenseIndex
+
+        ids, texts = self.store.all_chunk_texts()
+        BM25Index.build(ids, texts).save(self.path / "bm25")
+        vids, vecs = self.store.all_vectors(self.manifest["dim"])
+        DenseIndex.build(
+            vids,
+            vecs,
+            kind=self.retrieval.dense_index,
+            hnsw_min_size=self.retrieval.hnsw_min_size,
+        ).save(self.path / "dense")
+
+    def remove(self, keys: list[str]) -> BuildReport:
+        """Delete documents (by content id or source id) everywhere, then rebuild the indexes."""
+        report = BuildReport(index=str(self.path))
+        ids: list[str] = []
+        for key in keys:
+            found = self.store.resolve_document_ids(key)
+            if not found:
+                raise BioragError(
+                    f"no document with id or source id {key!r} in {self.path}; "
+                    "`biorag index stats --index DIR --json` lists the counts"
+                )
+            ids.extend(found)
+        report.documents_removed = self.store.remove_documents(ids)
+        self.rebuild_search_indexes()
+        report.documents_total = self.store.count_documents()
+        report.chunks_total = self.store.count_chunks()
+        self._write_manifest()
+        return report
+
+    def _write_manifest(self) -> None:
+        self.manifest["counts"] = {
+            "documents": self.store.count_documents(),
+            "chunks": self.store.count_chunks(),
+        }
+        self.manifest["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        write_json_atomic(self.path / MANIFEST, self.manifest)
+
+
+def index_stats(path: str | Path) -> dict[str, Any]:
+    """Counts, embedding model and build state, read without loading any model."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    store = CorpusStore(path / "corpus.sqlite")
+    try:
+        by_state = store.state_counts()
+        docs = store.count_documents()
+        return {
+            "index": str(path),
+            "name": manifest["name"],
+            "embed_model": manifest["embed_model"],
+            "dim": manifest["dim"],
+            "chunking": manifest["chunking"],
+            "documents": docs,
+            "documents_by_state": by_state,
+            "chunks": store.count_chunks(),
+            "chunks_embedded": store.count_chunks(with_vectors=True),
+            "complete": by_state.get("embedded", 0) == docs,
+        }
+    finally:
+        store.close()

@@ -1,0 +1,176 @@
+"""Searching index directories: BM25, dense, or both fused by reciprocal rank, at chunk or
+document level, over one corpus or several searched separately and merged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from biorag.config import RetrievalSettings
+from biorag.corpus.store import CorpusStore
+from biorag.errors import BioragError, IndexMismatchError
+from biorag.retrieve.index import read_manifest
+
+Retriever = Literal["bm25", "dense", "hybrid"]
+Level = Literal["chunk", "doc"]
+RETRIEVERS = ("bm25", "dense", "hybrid")
+LEVELS = ("chunk", "doc")
+
+
+@dataclass
+class Passage:
+    """One retrieved chunk with everything needed to cite it."""
+
+    chunk_id: str
+    doc_id: str
+    source_id: str
+    title: str
+    text: str
+    score: float
+    rank: int
+    corpus: str
+    retriever: str
+    start: int = 0
+    end: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Searcher:
+    """Opens one index directory read-only and answers queries."""
+
+    def __init__(self, path: str | Path, embedder: Any, settings: RetrievalSettings | None = None):
+        from biorag.retrieve.bm25 import BM25Index
+        from biorag.retrieve.dense import DenseIndex
+
+        self.path = Path(path)
+        self.settings = settings or RetrievalSettings()
+        self.manifest = read_manifest(self.path)
+        self.name: str = self.manifest["name"]
+        # ``embedder`` may be a zero-argument callable, so BM25-only use never loads a model.
+        self._embedder = embedder
+        self.store = CorpusStore(self.path / "corpus.sqlite")
+        self.bm25 = BM25Index.load(self.path / "bm25")
+        self.dense = DenseIndex.load(self.path / "dense", expected_dim=self.manifest["dim"])
+
+    @property
+    def embedder(self) -> Any:
+        emb = self._embedder
+        if callable(emb) and not hasattr(emb, "embed"):
+            emb = self._embedder = emb()
+        if emb is None:
+            raise BioragError("dense retrieval needs an embedding model; configure [embed]")
+        if self.manifest["embed_model"] != emb.model_id or self.manifest["dim"] != emb.dim:
+            raise IndexMismatchError(
+                f"index {self.path} was built with {self.manifest['embed_model']} "
+                f"(dim {self.manifest['dim']}); the configured embedding model is "
+                f"{emb.model_id} (dim {emb.dim}). Set embed.model to the index's model or rebuild."
+            )
+        return emb
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _rank(self, queries: list[str], depth: int, retriever: str) -> list[list[Any]]:
+        from biorag.retrieve.fusion import reciprocal_rank_fusion
+
+        if retriever not in RETRIEVERS:
+            raise BioragError(f"unknown retriever {retriever!r}; choose one of {RETRIEVERS}")
+        bm = self.bm25.search(queries, depth) if retriever in ("bm25", "hybrid") else None
+        de = None
+        if retriever in ("dense", "hybrid"):
+            de = self.dense.search(self.embedder.embed(queries), depth)
+        if retriever == "bm25":
+            return bm  # type: ignore[return-value]
+        if retriever == "dense":
+            return de  # type: ignore[return-value]
+        return [
+            reciprocal_rank_fusion([b, d], k=self.settings.rrf_k, limit=depth)
+            for b, d in zip(bm, de, strict=True)  # type: ignore[arg-type]
+        ]
+
+    def search(
+        self,
+        queries: list[str],
+        k: int = 10,
+        retriever: str = "hybrid",
+        level: str = "chunk",
+    ) -> list[list[Passage]]:
+        """Top ``k`` chunks (or documents: each document's best chunk) for each query."""
+        if level not in LEVELS:
+            raise BioragError(f"unknown level {level!r}; choose one of {LEVELS}")
+        depth = max(2 * k, 50) if level == "chunk" else max(10 * k, 100)
+        rankings = self._rank(queries, depth, retriever)
+        wanted = sorted({h.id for r in rankings for h in r})
+        chunks = self.store.get_chunks(wanted)
+        docs = self.store.get_documents(sorted({c.doc_id for c in chunks.values()}))
+        out: list[list[Passage]] = []
+        for ranking in rankings:
+            passages: list[Passage] = []
+            seen_docs: set[str] = set()
+            for hit in ranking:
+                chunk = chunks.get(hit.id)
+                if chunk is None:
+                    continue
+                if level == "doc":
+                    if chunk.doc_id in seen_docs:
+                        continue
+                    seen_docs.add(chunk.doc_id)
+                doc = docs[chunk.doc_id]
+                passages.append(
+                    Passage(
+                        chunk_id=chunk.id,
+                        doc_id=doc.id,
+                        source_id=doc.source_id,
+                        title=doc.title,
+                        text=chunk.text,
+                        score=float(hit.score),
+                        rank=len(passages) + 1,
+                        corpus=self.name,
+                        retriever=retriever,
+                        start=chunk.start,
+                        end=chunk.end,
+                    )
+                )
+                if len(passages) >= k:
+                    break
+            out.append(passages)
+        return out
+
+
+class MultiSearcher:
+    """Several named corpora, each searched separately; results merged rank by rank.
+
+    CLAIMS takes a few chunks from every source (``per_corpus_k``, 3 by default), so one large
+    corpus cannot crowd the others out.
+    """
+
+    def __init__(self, searchers: list[Searcher]):
+        if not searchers:
+            raise BioragError("no index given; pass --index DIR (one per corpus)")
+        names = [s.name for s in searchers]
+        if len(set(names)) != len(names):
+            raise BioragError(f"two indexes share a name ({names}); give each corpus its own name")
+        self.searchers = searchers
+
+    def search(
+        self, queries: list[str], k: int, retriever: str = "hybrid", level: str = "chunk"
+    ) -> list[list[Passage]]:
+        per = [s.search(queries, k, retriever, level) for s in self.searchers]
+        merged: list[list[Passage]] = []
+        for qi in range(len(queries)):
+            lists = [p[qi] for p in per]
+            row: list[Passage] = []
+            for r in range(k):
+                row.extend(lst[r] for lst in lists if r < len(lst))
+            for i, p in enumerate(row, start=1):
+                p.rank = i
+            merged.append(row)
+        return merged
+
+    def close(self) -> None:
+        for s in self.searchers:
+            s.close()

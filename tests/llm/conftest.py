@@ -1,0 +1,187 @@
+"""Fixtures of the LLM-layer tests: settings in a temp home, a fake OpenAI server, a tiny model."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from biorag.config import LLMSettings, Settings
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """``make_settings(**llm_fields)``: Settings whose home (and LLM cache) is in tmp_path."""
+
+    def make(**llm: Any) -> Settings:
+        return Settings(home=str(tmp_path / "home"), llm=LLMSettings(**llm))
+
+    return make
+
+
+# An action the fake server takes for one request: (status, headers, JSON payload, delay_s).
+Action = tuple[int, dict[str, str], Any, float]
+
+
+def completion(content: str, body: dict[str, Any], prompt_tokens: int = 7) -> dict[str, Any]:
+    """A chat-completions answer to ``body`` with usage, and logprobs when asked."""
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": "stop",
+    }
+    if body.get("logprobs"):
+        n = int(body.get("top_logprobs") or 0)
+        alts = [("Yes", -0.1), ("No", -2.5), ("Maybe", -4.0)][:n]
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": tok,
+                    "logprob": -0.1 if i == 0 else -0.5,
+                    "top_logprobs": [{"token": t, "logprob": lp} for t, lp in alts]
+                    if i == 0
+                    else [],
+                }
+                for i, tok in enumerate(content.split())
+            ]
+        }
+    return {
+        "id": "cmpl-1",
+        "object": "chat.completion",
+        "model": body.get("model", "m"),
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(content.split()),
+            "total_tokens": prompt_tokens + len(content.split()),
+        },
+    }
+
+
+@dataclass
+class FakeOpenAI:
+    """A chat-completions server on 127.0.0.1 in a thread.
+
+    ``script`` holds actions for the next requests (functions of the request body, or fixed
+    actions); when it is empty ``default`` answers. ``requests`` records what was received.
+    """
+
+    url: str = ""
+    script: deque[Action | Callable[[dict[str, Any]], Action]] = field(default_factory=deque)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    default: Callable[[dict[str, Any]], Action] = lambda body: (
+        200,
+        {},
+        completion("Yes it does", body),
+        0.0,
+    )
+
+    completion = staticmethod(completion)
+
+    def answer(self, body: dict[str, Any]) -> Action:
+        if self.script:
+            action = self.script.popleft()
+            return action(body) if callable(action) else action
+        return self.default(body)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running fake OpenAI-compatible server; ``.url`` is its ``/v1`` base URL."""
+    fake = FakeOpenAI()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.loads(raw or b"{}")
+            with lock:
+                fake.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                status, headers, payload, delay = fake.answer(body)
+            if delay:
+                time.sleep(delay)
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client gave up (timeout test)
+                pass
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama model with a word-level tokenizer and a chat template, on disk."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    sentences = [
+        "the patient has a fever",
+        "aspirin reduces fever and pain",
+        "yes no maybe",
+        "the gene regulates the protein",
+        "user assistant system :",
+    ]
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.WordLevelTrainer(special_tokens=["<pad>", "<s>", "</s>", "<unk>"])
+    tok.train_from_iterator(sentences, trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+    )
+    fast.chat_template = (
+        "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}assistant :{% endif %}"
+    )
+    config = LlamaConfig(
+        vocab_size=fast.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
+    torch.manual_seed(3)
+    model = LlamaForCausalLM(config)
+    path = tmp_path_factory.mktemp("tiny-llama")
+    model.save_pretrained(path)
+    fast.save_pretrained(path)
+    return path
