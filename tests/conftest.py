@@ -46,14 +46,30 @@ def hash_embedder() -> HashEmbedder:
 
 
 DOCS = [
-    {"id": "1001", "title": "Metformin and glucose", "text": "Metformin reduces hepatic glucose "
-     "production in patients with type 2 diabetes. It is the first-line oral therapy."},
-    {"id": "1002", "title": "Statins", "text": "Atorvastatin lowers LDL cholesterol and reduces "
-     "the risk of myocardial infarction in adults with hypercholesterolemia."},
-    {"id": "1003", "title": "Aspirin", "text": "Low-dose aspirin inhibits platelet aggregation. "
-     "Aspirin did not reduce mortality in healthy elderly people."},
-    {"id": "1004", "title": "Vitamin D", "text": "Vitamin D supplementation showed no significant "
-     "effect on fracture risk in community-dwelling adults."},
+    {
+        "id": "1001",
+        "title": "Metformin and glucose",
+        "text": "Metformin reduces hepatic glucose "
+        "production in patients with type 2 diabetes. It is the first-line oral therapy.",
+    },
+    {
+        "id": "1002",
+        "title": "Statins",
+        "text": "Atorvastatin lowers LDL cholesterol and reduces "
+        "the risk of myocardial infarction in adults with hypercholesterolemia.",
+    },
+    {
+        "id": "1003",
+        "title": "Aspirin",
+        "text": "Low-dose aspirin inhibits platelet aggregation. "
+        "Aspirin did not reduce mortality in healthy elderly people.",
+    },
+    {
+        "id": "1004",
+        "title": "Vitamin D",
+        "text": "Vitamin D supplementation showed no significant "
+        "effect on fracture risk in community-dwelling adults.",
+    },
 ]
 
 

@@ -5,8 +5,11 @@ YN = {"A": "yes", "B": "no", "C": "maybe"}
 
 def test_yes_no_follows_negation_in_relevant_sentences(hash_embedder):
     passages = [
-        ("c1", "Vitamin D supplementation did not reduce fracture risk. No significant effect "
-         "of vitamin D on fracture risk was found in adults."),
+        (
+            "c1",
+            "Vitamin D supplementation did not reduce fracture risk. No significant effect "
+            "of vitamin D on fracture risk was found in adults.",
+        ),
         ("c2", "Unrelated sentence about statins and cholesterol."),
     ]
     res = answer_without_llm("Does vitamin D reduce fracture risk?", YN, passages, hash_embedder)
@@ -16,8 +19,9 @@ def test_yes_no_follows_negation_in_relevant_sentences(hash_embedder):
 
 def test_yes_when_evidence_is_affirmative(hash_embedder):
     passages = [("c1", "Metformin reduces hepatic glucose production in type 2 diabetes.")]
-    res = answer_without_llm("Does metformin reduce glucose production?", YN, passages,
-                             hash_embedder)
+    res = answer_without_llm(
+        "Does metformin reduce glucose production?", YN, passages, hash_embedder
+    )
     assert res.answer == "A"
 
 
@@ -34,8 +38,9 @@ def test_free_text_cites_chunks(hash_embedder):
         ("c1", "Aspirin inhibits platelet aggregation. It is given after myocardial infarction."),
         ("c2", "Vitamin D showed no effect on fractures."),
     ]
-    res = answer_without_llm("What does aspirin inhibit?", {}, passages, hash_embedder,
-                             top_sentences=2)
+    res = answer_without_llm(
+        "What does aspirin inhibit?", {}, passages, hash_embedder, top_sentences=2
+    )
     assert "platelet" in res.answer
     assert {cid for _, cid in res.sentences} <= {"c1", "c2"}
 

@@ -41,7 +41,7 @@ def test_invalid_value_names_key_and_allowed(tmp_path: Path):
 def test_unknown_key_and_bad_toml(tmp_path: Path):
     cfg = tmp_path / "b.toml"
     cfg.write_text("[embed]\nmodle = 'x'\n")
-    with pytest.raises(ConfigError, match="embed.modle: unknown key"):
+    with pytest.raises(ConfigError, match=r"embed\.modle: unknown key"):
         load_settings(cfg, environ={})
     cfg.write_text("[embed\n")
     with pytest.raises(ConfigError, match="not valid TOML"):

@@ -138,11 +138,14 @@ def test_free_text_answer_maps_citations_to_chunks(tmp_path, corpus_file, hash_e
 def test_retrieve_read_floor_without_llm(tmp_path, corpus_file, hash_embedder):
     rt = _indexed_runtime(tmp_path, corpus_file, hash_embedder, Settings(home=str(tmp_path)))
     ans = build_method("retrieve-read", rt).answer_sync(
-        Question(text="Does vitamin D reduce fracture risk?",
-                 options={"A": "yes", "B": "no", "C": "maybe"})
+        Question(
+            text="Does vitamin D reduce fracture risk?",
+            options={"A": "yes", "B": "no", "C": "maybe"},
+        )
     )
     rt.close()
     assert not ans.llm_used and "floor" in ans.notes[0]
     assert ans.answer == "B"
-    assert all(c in {e["chunk_id"] for e in ans.evidence} for s in ans.sentences
-               for c in s.chunk_ids)
+    assert all(
+        c in {e["chunk_id"] for e in ans.evidence} for s in ans.sentences for c in s.chunk_ids
+    )

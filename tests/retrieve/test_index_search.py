@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conftest import HashEmbedder
 
 from biorag.corpus.loaders import load_corpus
 from biorag.corpus.models import Document
 from biorag.errors import BioragError, IndexMismatchError
 from biorag.retrieve.index import IndexDir, index_stats
 from biorag.retrieve.search import MultiSearcher, Searcher
-from tests.conftest import HashEmbedder
 
 
 def build(path, corpus_file, emb):
@@ -57,8 +57,10 @@ def test_add_embeds_only_new_chunks_and_is_idempotent(tmp_path, corpus_file, has
     build(tmp_path / "idx", corpus_file, hash_embedder)
     first = sum(hash_embedder.calls)
     more = tmp_path / "more.jsonl"
-    more.write_text(json.dumps({"id": "2001", "text": "Warfarin prevents stroke in atrial "
-                                "fibrillation."}) + "\n")
+    more.write_text(
+        json.dumps({"id": "2001", "text": "Warfarin prevents stroke in atrial fibrillation."})
+        + "\n"
+    )
     idx = IndexDir(tmp_path / "idx", hash_embedder)
     rep = idx.add(load_corpus(more))
     assert rep.documents_new == 1 and rep.chunks_embedded == 1
@@ -156,8 +158,10 @@ def test_multi_corpus_takes_from_each(tmp_path, corpus_file, hash_embedder):
     )
     build(tmp_path / "textbooks", book, hash_embedder)
     ms = MultiSearcher(
-        [Searcher(tmp_path / "pubmed", hash_embedder), Searcher(tmp_path / "textbooks",
-                                                                  hash_embedder)]
+        [
+            Searcher(tmp_path / "pubmed", hash_embedder),
+            Searcher(tmp_path / "textbooks", hash_embedder),
+        ]
     )
     res = ms.search(["statins cholesterol"], k=2, retriever="hybrid")[0]
     assert [p.corpus for p in res].count("pubmed") == 2
