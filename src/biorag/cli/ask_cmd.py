@@ -16,17 +16,18 @@ from biorag.cli.common import (
     print_accounting,
 )
 from biorag.errors import BioragError
+from biorag.methods.base import Runtime
 
 
 def run_question(
+    rt: Runtime,
     question: str,
-    index: list[Path],
     method: str,
     options: dict[str, str] | None,
     method_options: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Answer one question; returns (answer as a dict, accounting)."""
-    from biorag.methods.base import Question, Runtime
+    from biorag.methods.base import Question
     from biorag.methods.registry import build_method
 
     if options is not None and (
@@ -35,15 +36,11 @@ def run_question(
         raise BioragError(
             '--options must be a JSON object of strings, e.g. {"A": "yes", "B": "no"}'
         )
-    rt = Runtime(STATE.settings(), index)
-    try:
-        qa = build_method(method, rt, method_options)
-        if qa.needs_index and not index:
-            raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
-        answer = asyncio.run(qa.answer(Question(text=question, options=options or {})))
-        return answer.model_dump(), rt.accounting()
-    finally:
-        rt.close()
+    qa = build_method(method, rt, method_options)
+    if qa.needs_index and not rt.index_paths:
+        raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
+    answer = asyncio.run(qa.answer(Question(text=question, options=options or {})))
+    return answer.model_dump(), rt.accounting()
 
 
 def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
@@ -84,7 +81,11 @@ def ask(
     if method == "retrieve-read" and not index:
         method = "closed-book"
         typer.echo("note: no --index given, answering closed-book", err=True)
-    ans, accounting = run_question(question, index, method, opts, mopts)
+    rt = Runtime(STATE.settings(), index)
+    try:
+        ans, accounting = run_question(rt, question, method, opts, mopts)
+    finally:
+        rt.close()
     if as_json:
         emit_json({**ans, "accounting": accounting})
         return

@@ -10,6 +10,7 @@ import typer
 
 from biorag.cli.ask_cmd import print_answer, run_question
 from biorag.cli.common import STATE, emit_json, handle_errors, print_accounting
+from biorag.methods.base import Runtime
 
 DATA = "biorag.demo.data"
 
@@ -19,10 +20,9 @@ def demo_questions() -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def ensure_demo_index(home: Path) -> Path:
+def ensure_demo_index(home: Path, rt: Runtime) -> Path:
     """Build the demo index under ``home`` unless a complete one is already there."""
     from biorag.corpus.loaders import load_corpus
-    from biorag.methods.base import Runtime
     from biorag.retrieve.index import IndexDir, index_stats
 
     path = home / "demo-index"
@@ -32,7 +32,7 @@ def ensure_demo_index(home: Path) -> Path:
     s = STATE.settings()
     with resources.as_file(resources.files(DATA).joinpath("pubmedqa_sample.jsonl")) as sample:
         loaded = load_corpus(sample, "jsonl", source="pubmedqa-sample")
-    idx = IndexDir(path, Runtime(s).embedder, s.chunking, s.retrieval, name="pubmedqa-sample")
+    idx = IndexDir(path, rt.embedder, s.chunking, s.retrieval, name="pubmedqa-sample")
     try:
         idx.add(loaded)
     finally:
@@ -53,8 +53,13 @@ def demo(
         typer.echo(f"error: --question must be between 0 and {len(questions) - 1}", err=True)
         raise typer.Exit(2)
     q = questions[question]
-    index = ensure_demo_index(s.home_path)
-    ans, accounting = run_question(q["question"], [index], method, q["options"])
+    rt = Runtime(s)
+    index = ensure_demo_index(s.home_path, rt)
+    rt.index_paths = [index]
+    try:
+        ans, accounting = run_question(rt, q["question"], method, q["options"])
+    finally:
+        rt.close()
     mode = (
         f"LLM {s.llm.backend}:{s.llm.model or s.llm.hf_path}"
         if s.llm.backend != "none"

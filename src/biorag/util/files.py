@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,26 +27,3 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-@contextmanager
-def replace_dir_atomic(path: str | Path) -> Iterator[Path]:
-    """Yield a fresh temporary directory; on success it replaces ``path`` (old one removed).
-
-    On an exception the temporary directory is removed and ``path`` is left as it was.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = path.with_name(f".{path.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if path.exists():
-        os.replace(path, old)
-    os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)

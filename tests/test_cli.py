@@ -1,0 +1,104 @@
+"""The command line, run in-process with the real bundled embedding model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from biorag.cli.main import app
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIORAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("BIORAG_PROGRESS", "0")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(app, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+def test_config_show_json_and_bad_config(run, tmp_path):
+    res = run("config", "show", "--json")
+    assert res.exit_code == 0
+    assert json.loads(res.stdout)["retrieval"]["rrf_k"] == 60
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[retrieval]\nk = "many"\n')
+    res = run("--config", str(bad), "config", "show")
+    assert res.exit_code == 2
+    assert "retrieval.k" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_index_retrieve_ask_remove(run, tmp_path, corpus_file):
+    res = run("index", "build", "--corpus", str(corpus_file), "--out", "idx", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["documents_total"] == 4
+
+    stats = json.loads(run("index", "stats", "--index", "idx", "--json").stdout)
+    assert stats["complete"] and stats["embed_model"].endswith("all-MiniLM-L6-v2")
+
+    q = tmp_path / "q.jsonl"
+    q.write_text(
+        '{"id": "q1", "text": "statin lowers LDL cholesterol"}\n'
+        "not json\n"
+        '{"id": "q2", "text": "aspirin platelet aggregation"}\n'
+    )
+    res = run("retrieve", "--index", "idx", "--queries", str(q), "--k", "2", "--level", "doc",
+              "--out", "run.trec", "--json")
+    assert res.exit_code == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["queries"] == 2 and summary["skipped"] == 1
+    assert "q.jsonl:2" in summary["skipped_examples"][0]
+    lines = (tmp_path / "run.trec").read_text().splitlines()
+    first = lines[0].split()
+    assert first[:4] == ["q1", "Q0", "1002", "1"]
+    assert any(line.startswith("q2 Q0 1003 1 ") for line in lines)
+
+    res = run("ask", "--index", "idx", "--options", '{"A": "yes", "B": "no"}', "--json",
+              "Does vitamin D supplementation reduce fracture risk?")
+    assert res.exit_code == 0, res.stderr
+    ans = json.loads(res.stdout)
+    assert ans["answer"] in {"A", "B"} and ans["evidence"]
+    assert {e["source_id"] for e in ans["evidence"]} <= {"1001", "1002", "1003", "1004"}
+    assert ans["accounting"] == {}
+
+    res = run("index", "remove", "--index", "idx", "1004", "--json")
+    assert json.loads(res.stdout)["documents_total"] == 3
+
+
+def test_user_mistakes_are_one_line_errors(run, tmp_path):
+    res = run("index", "build", "--corpus", "missing.jsonl", "--out", "idx")
+    assert res.exit_code == 2 and "corpus file not found: missing.jsonl" in res.stderr
+    res = run("ask", "--options", "{not json", "q?")
+    assert res.exit_code == 2 and "--options is not valid JSON" in res.stderr
+    res = run("retrieve", "--index", str(tmp_path), "--queries", "q.jsonl", "--out", "r")
+    assert res.exit_code == 2 and "not found" in res.stderr
+    res = run("index", "stats", "--index", str(tmp_path))
+    assert res.exit_code == 2 and "is not a biorag index" in res.stderr
+
+
+def test_demo_json_evidence_is_in_the_index(run, tmp_path):
+    res = run("demo", "--json", "--question", "1")
+    assert res.exit_code == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["answer"] in out["question"]["options"]
+    from biorag.corpus.store import CorpusStore
+
+    store = CorpusStore(tmp_path / "home" / "demo-index" / "corpus.sqlite")
+    docs = store.get_documents([e["doc_id"] for e in out["evidence"]])
+    assert len(docs) == len({e["doc_id"] for e in out["evidence"]}) > 0
+    chunks = store.get_chunks([e["chunk_id"] for e in out["evidence"]])
+    for e in out["evidence"]:
+        c = chunks[e["chunk_id"]]
+        assert docs[c.doc_id].text[c.start : c.end] == e["text"]
+    store.close()
+    # The second run reuses the index.
+    res = run("demo", "--json", "--question", "1")
+    assert "building the demo index" not in res.stderr
