@@ -1,0 +1,1 @@
+"""Extract: propositional claims from chunks, and one (subject, predicate, object) per claim."""

@@ -1,0 +1,1 @@
+"""Graph: entity deduplication, the local claim multigraph, its layers, denoising and exports."""
