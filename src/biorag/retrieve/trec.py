@@ -1,0 +1,147 @@
+"""TREC run and qrels files, and evaluating a run with ``ir_measures``.
+
+A run line is ``qid Q0 docid rank score tag``; a qrels line is ``qid iteration docid relevance``.
+``ir_measures`` (the ``eval`` extra) is imported only by :func:`evaluate_run`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from biorag.errors import BioragError, InputFormatError
+
+Run = dict[str, list[tuple[str, float]]]
+Qrels = dict[str, dict[str, int]]
+
+DEFAULT_MEASURES = ("R@1", "R@10", "RR@10", "AP@10", "nDCG@10")
+
+
+def _check_token(value: str, what: str) -> str:
+    if not value or any(c.isspace() for c in value):
+        raise BioragError(f"TREC {what} {value!r} is empty or contains whitespace; use plain ids")
+    return value
+
+
+def write_run(
+    path: str | Path, run: Mapping[str, Sequence[tuple[str, float]]], tag: str = "biorag"
+) -> Path:
+    """Write ``run`` (query id -> ranked ``(docid, score)`` pairs, best first) as a TREC run file.
+
+    Ranks are the 1-based positions in each list. The file is written to a temporary file in the
+    same directory and moved into place with ``os.replace``, so a reader never sees half a file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _check_token(tag, "tag")
+    lines: list[str] = []
+    for qid, pairs in run.items():
+        _check_token(str(qid), "query id")
+        for rank, (docid, score) in enumerate(pairs, start=1):
+            _check_token(str(docid), "doc id")
+            lines.append(f"{qid} Q0 {docid} {rank} {float(score):.10g} {tag}\n")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_run(path: str | Path) -> Run:
+    """Read a TREC run file into query id -> ``(docid, score)`` pairs ordered by the rank column."""
+    path = Path(path)
+    ranked: dict[str, list[tuple[int, str, float]]] = {}
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise InputFormatError(
+                    f"{path}:{n}: a TREC run line has 6 fields 'qid Q0 docid rank score tag', "
+                    f"got {len(parts)}"
+                )
+            try:
+                rank, score = int(parts[3]), float(parts[4])
+            except ValueError:
+                raise InputFormatError(
+                    f"{path}:{n}: rank {parts[3]!r} or score {parts[4]!r} is not a number"
+                ) from None
+            ranked.setdefault(parts[0], []).append((rank, parts[2], score))
+    return {
+        q: [(d, s) for _, d, s in sorted(rows, key=lambda r: r[0])] for q, rows in ranked.items()
+    }
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """Read a TREC qrels file into query id -> docid -> integer relevance."""
+    path = Path(path)
+    qrels: Qrels = {}
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                raise InputFormatError(
+                    f"{path}:{n}: a qrels line has 4 fields 'qid iteration docid relevance', "
+                    f"got {len(parts)}"
+                )
+            try:
+                rel = int(parts[3])
+            except ValueError:
+                raise InputFormatError(
+                    f"{path}:{n}: relevance {parts[3]!r} is not an integer"
+                ) from None
+            qrels.setdefault(parts[0], {})[parts[2]] = rel
+    return qrels
+
+
+def _ir_measures() -> Any:
+    try:
+        import ir_measures
+    except ImportError:
+        raise BioragError(
+            "evaluating a run needs the ir-measures package; install it with "
+            "`pip install 'biorag[eval]'` (or `pip install ir-measures`)"
+        ) from None
+    return ir_measures
+
+
+def evaluate_run(
+    run: Mapping[str, Sequence[tuple[str, float]]],
+    qrels: Mapping[str, Mapping[str, int]],
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    missing_as_zero: bool = True,
+) -> dict[str, float]:
+    """Mean of each measure (ir_measures names such as ``"nDCG@10"``) over the judged queries.
+
+    With ``missing_as_zero`` (the default, like ``trec_eval -c``) a query in ``qrels`` that the run
+    does not answer counts as 0; otherwise only the queries in both are averaged. Queries that
+    are in the run but not in the qrels are ignored. Returns ``{measure name: mean}``.
+    """
+    irm = _ir_measures()
+    parsed = {name: irm.parse_measure(name) for name in measures}
+    run_dict = {str(q): {str(d): float(s) for d, s in pairs} for q, pairs in run.items() if pairs}
+    qrels_dict = {str(q): {str(d): int(r) for d, r in docs.items()} for q, docs in qrels.items()}
+    judged = [q for q in qrels_dict if q in run_dict or missing_as_zero]
+    if not judged:
+        return {name: 0.0 for name in measures}
+    per_query: dict[str, dict[str, float]] = {name: {} for name in measures}
+    by_measure = {str(m): name for name, m in parsed.items()}
+    if run_dict:
+        for metric in irm.iter_calc(list(parsed.values()), qrels_dict, run_dict):
+            name = by_measure.get(str(metric.measure))
+            if name is not None:
+                per_query[name][metric.query_id] = float(metric.value)
+    return {
+        name: sum(per_query[name].get(q, 0.0) for q in judged) / len(judged) for name in measures
+    }
