@@ -25,6 +25,8 @@ def run_question(
     method: str,
     options: dict[str, str] | None,
     method_options: dict[str, Any] | None = None,
+    graph_html: Path | None = None,
+    graphml: Path | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Answer one question; returns (answer as a dict, accounting)."""
     from biorag.methods.base import Question
@@ -40,7 +42,36 @@ def run_question(
     if qa.needs_index and not rt.index_paths:
         raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
     answer = asyncio.run(qa.answer(Question(text=question, options=options or {})))
-    return answer.model_dump(), rt.accounting()
+    out = answer.model_dump()
+    out.update(out.pop("details"))
+    if graph_html or graphml:
+        export_graph(qa, graph_html, graphml)
+    return out, rt.accounting()
+
+
+def export_graph(qa: Any, graph_html: Path | None, graphml: Path | None) -> None:
+    """Write the local claim graph of the last CLAIMS answer as a page and/or GraphML."""
+    run = getattr(qa, "last_run", None)
+    if run is None or run.graph is None:
+        raise BioragError("--graph-html and --graphml need --method claims")
+    from biorag.graph.export import to_graphml, to_html
+
+    if graphml:
+        to_graphml(run.graph, graphml)
+    if graph_html:
+        sources = {c.id: {"chunk_id": c.chunk_id, "doc_id": c.doc_id} for c in run.claims}
+        by_doc = {p.doc_id: p for p in run.passages}
+        for src in sources.values():
+            p = by_doc.get(src["doc_id"])
+            src["source_id"] = p.source_id if p else ""
+            src["title"] = p.title if p else ""
+        to_html(
+            run.graph,
+            graph_html,
+            claims_of_interest=[c.claim_id for c in run.coi],
+            layers={s.root_claim_id: run.graph.layers(s.root_claim_id) for s in run.summaries},
+            sources=sources,
+        )
 
 
 def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
@@ -54,6 +85,15 @@ def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     for s in ans["sentences"]:
         refs = "".join(f"[{by_chunk[c]}]" for c in s["chunk_ids"] if c in by_chunk)
         typer.echo(f"  - {s['text']} {refs}")
+    if ans.get("summaries"):
+        source_of = {e["doc_id"]: f"{e['corpus']}:{e['source_id']}" for e in ans["evidence"]}
+        doc_of = {c["id"]: c["doc_id"] for c in ans["claims"]}
+        typer.echo("Summaries (the context, in rank order):")
+        for i, summ in enumerate(ans["summaries"], start=1):
+            docs = sorted({source_of.get(doc_of.get(c, ""), "?") for c in summ["claim_ids"]})
+            text = " ".join(summ["text"].split())
+            typer.echo(f"  S{i}. {text}")
+            typer.echo(f"      from {len(summ['claim_ids'])} claims in {', '.join(docs)}")
     if ans["evidence"]:
         typer.echo("Evidence:")
         for i, e in enumerate(ans["evidence"], start=1):
@@ -73,21 +113,31 @@ def ask(
     method: str = typer.Option("retrieve-read", "--method", help="closed-book|retrieve-read|..."),
     options: str = typer.Option(None, "--options", help='answer options as JSON {"A": "..."}'),
     method_options: str = typer.Option(None, "--method-options", help="method settings as JSON"),
+    mode: str = typer.Option(None, "--mode", help="CLAIMS execution mode: faithful|batched"),
+    graph_html: Path = typer.Option(None, "--graph-html", help="CLAIMS: write the graph page"),
+    graphml: Path = typer.Option(None, "--graphml", help="CLAIMS: write the graph as GraphML"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Answer a question; every answer comes with the chunks and documents it rests on."""
     opts = parse_json_option(options, "--options")
-    mopts = parse_json_option(method_options, "--method-options")
+    mopts = parse_json_option(method_options, "--method-options") or {}
+    if mode is not None:
+        if method != "claims":
+            raise BioragError("--mode applies to --method claims")
+        mopts["mode"] = mode
     if method == "retrieve-read" and not index:
         method = "closed-book"
         typer.echo("note: no --index given, answering closed-book", err=True)
     rt = Runtime(STATE.settings(), index)
     try:
-        ans, accounting = run_question(rt, question, method, opts, mopts)
+        ans, accounting = run_question(rt, question, method, opts, mopts, graph_html, graphml)
     finally:
         rt.close()
     if as_json:
         emit_json({**ans, "accounting": accounting})
         return
     print_answer(ans, opts)
+    for label, path in (("graph page", graph_html), ("GraphML", graphml)):
+        if path:
+            typer.echo(f"{label}: {path}")
     print_accounting(accounting)

@@ -196,7 +196,13 @@ def make_backend(settings: Settings) -> LLMBackend | None:
         from biorag.llm.mock_backend import MockBackend
 
         if not cfg.mock_script:
-            raise ConfigError("backend 'mock' needs llm.mock_script (a JSON/JSONL rule file)")
+            raise ConfigError(
+                "backend 'mock' needs llm.mock_script (a JSON/JSONL rule file, or 'dry-run')"
+            )
+        if cfg.mock_script == "dry-run":
+            from biorag.llm.dry_run import dry_run_responder
+
+            return MockBackend(responder=dry_run_responder, model=cfg.model or "dry-run")
         return MockBackend.from_file(cfg.mock_script, model=cfg.model)
     raise ConfigError(f"unknown llm.backend {cfg.backend!r}")
 

@@ -42,9 +42,11 @@ class Answer(BaseModel):
     sentences: list[AnswerSentence] = Field(default_factory=list)
     parse_failed: bool = False
     raw_output: str = ""
+    context: str = Field(default="", description="the context the reader was given, if any")
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     llm_used: bool = False
     notes: list[str] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict, description="method-specific output")
 
 
 class Runtime:

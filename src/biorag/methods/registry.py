@@ -6,12 +6,14 @@ from typing import Any
 
 from biorag.errors import BioragError
 from biorag.methods.base import QAMethod, Runtime
+from biorag.methods.claims import Claims
 from biorag.methods.closed_book import ClosedBook
 from biorag.methods.retrieve_read import RetrieveRead
 
 METHODS: dict[str, type[QAMethod]] = {
     ClosedBook.name: ClosedBook,
     RetrieveRead.name: RetrieveRead,
+    Claims.name: Claims,
 }
 
 

@@ -28,7 +28,12 @@ class RetrieveRead(QAMethod):
         evidence = [p.to_dict() for p in passages]
         texts = [p.text for p in passages]
         llm = self.rt.llm
-        base = {"method": self.name, "question_id": question.id, "evidence": evidence}
+        base = {
+            "method": self.name,
+            "question_id": question.id,
+            "evidence": evidence,
+            "context": "\n\n".join(texts),
+        }
         if llm is None:
             res = answer_without_llm(
                 question.text,

@@ -1,0 +1,107 @@
+"""Shared plumbing of the LLM extract operators: prompts, concurrent calls, claim records."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from biorag.corpus.models import Chunk
+from biorag.extract.models import Claim
+from biorag.extract.parsing import normalize_claim
+from biorag.llm.prompts import PromptTemplate
+from biorag.llm.types import ChatRequest, ChatResponse
+
+log = logging.getLogger(__name__)
+
+PROMPTS = "biorag.extract.prompts"
+
+
+@cache
+def template(name: str) -> PromptTemplate:
+    """The extract prompt template ``name`` (loaded once)."""
+    return PromptTemplate.load(PROMPTS, name)
+
+
+def request(name: str, stage: str, max_tokens: int | None = None, **values: Any) -> ChatRequest:
+    """A request for template ``name`` filled with ``values``, tagged with ``stage``."""
+    options: dict[str, Any] = {"temperature": 0.0}
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    return template(name).request(values, stage=stage, **options)
+
+
+async def chat_all(
+    llm: Any, reqs: Sequence[ChatRequest], *, raise_if_all_failed: bool = False
+) -> list[ChatResponse | None]:
+    """Answer all requests concurrently (within the client's limit), in order.
+
+    Like ``LLM.chat_many``, except that one request failing for good does not sink the others:
+    its slot is None (the client's accounting counts it as a failure). With
+    ``raise_if_all_failed`` the first error is raised when every request failed.
+    """
+    if not reqs:
+        return []
+    results = await asyncio.gather(*(llm.chat(r) for r in reqs), return_exceptions=True)
+    out: list[ChatResponse | None] = []
+    errors: list[BaseException] = []
+    for req, res in zip(reqs, results, strict=True):
+        if isinstance(res, BaseException):
+            if not isinstance(res, Exception):
+                raise res
+            log.warning("extract: a %s call failed: %s", req.stage, res)
+            errors.append(res)
+            out.append(None)
+        else:
+            out.append(res)
+    if raise_if_all_failed and errors and len(errors) == len(reqs):
+        raise errors[0]
+    return out
+
+
+def usable_text(resp: ChatResponse | None) -> str:
+    """The answer text ('' for a failed call)."""
+    return resp.text if resp is not None else ""
+
+
+def truncated(resp: ChatResponse | None) -> bool:
+    return resp is not None and resp.finish_reason == "length"
+
+
+def drop_cut_claim(texts: list[str], resp: ChatResponse | None) -> list[str]:
+    """Drop the last claim of an answer cut off at ``max_tokens`` when it looks unfinished."""
+    if texts and truncated(resp) and texts[-1].rstrip()[-1:] not in ".!?)":
+        return texts[:-1]
+    return texts
+
+
+def make_claim(chunk: Chunk, text: str) -> Claim:
+    text = " ".join(text.split())
+    return Claim(
+        id=Claim.make_id(chunk.id, text), text=text, chunk_id=chunk.id, doc_id=chunk.doc_id
+    )
+
+
+def number_lines(texts: Sequence[str], prefix: str = "CLAIM: ") -> str:
+    return "\n".join(f"{prefix}{t}" for t in texts) if texts else "(none)"
+
+
+class ClaimSet:
+    """Claims deduplicated on normalized text across chunks (the first occurrence is kept)."""
+
+    def __init__(self) -> None:
+        self.claims: list[Claim] = []
+        self._keys: set[str] = set()
+
+    def add(self, claim: Claim) -> bool:
+        key = normalize_claim(claim.text)
+        if not key or key in self._keys:
+            return False
+        self._keys.add(key)
+        self.claims.append(claim)
+        return True
+
+    def __contains__(self, text: str) -> bool:
+        return normalize_claim(text) in self._keys

@@ -1,0 +1,149 @@
+"""Batched extraction: claims and their triples in one call per chunk, plus one gleaning call.
+
+The answer format (prompt ``claims_triples``, stage ``claims_triples``)::
+
+    CLAIM: <atomic, self-contained claim>
+    SUBJECT: <subject>
+    PREDICATE: <predicate>
+    OBJECT: <object>
+
+    CLAIM: ...
+
+The gleaning call (prompt ``claims_triples_gleaning``, stage ``claims_gleaning``) lists the
+claims found and asks for the missed ones in the same format, or ``NO_ADDITIONAL_CLAIMS``.
+
+Nothing an answer loses is dropped; it is recovered by per-item calls:
+
+* a claim whose triple lines are malformed goes through :class:`~biorag.extract.triples.
+  LLMTripleExtractor`'s fallback chain, its batched lines standing in for the first attempt (so
+  the next call is the repair); a claim with no triple lines at all gets the per-claim triple
+  prompt first;
+* triple lines without a claim become a claim "subject predicate object";
+* a chunk whose first answer has no parsable claim is extracted again by
+  :class:`~biorag.extract.claims.LLMClaimExtractor` (claims + gleaning), then triples per claim.
+
+This halves the calls of the faithful pipeline (two per chunk instead of two per chunk plus one
+per claim) when the model follows the format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from biorag.corpus.models import Chunk
+from biorag.corpus.text import clean_text
+from biorag.extract._llm import (
+    ClaimSet,
+    chat_all,
+    make_claim,
+    number_lines,
+    request,
+    truncated,
+    usable_text,
+)
+from biorag.extract.claims import LLMClaimExtractor
+from biorag.extract.models import Claim
+from biorag.extract.parsing import Block, is_no_additional, parse_blocks, triple_problem
+from biorag.extract.triples import LLMTripleExtractor, with_triple
+
+__all__ = ["BatchedClaimTripleExtractor"]
+
+
+class BatchedClaimTripleExtractor:
+    """Claims with triples, one call per chunk plus one gleaning call; ``extract_claims(chunks)``
+    returns claims whose ``triple`` is already set."""
+
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        gleaning: bool = True,
+        max_tokens: int | None = 1536,
+        clean: bool = True,
+        grounded: bool = True,
+    ) -> None:
+        self.llm = llm
+        self.gleaning = gleaning
+        self.max_tokens = max_tokens
+        self.clean = clean
+        self.grounded = grounded
+        self.claim_fallback = LLMClaimExtractor(llm, "single_stage", gleaning, clean=clean)
+        self.triple_extractor = LLMTripleExtractor(llm, grounded=grounded)
+        self.fallback_chunks = 0  # chunks re-extracted by LLMClaimExtractor in the last run
+
+    async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
+        bodies = [clean_text(c.text) if self.clean else c.text for c in chunks]
+        todo = [i for i, b in enumerate(bodies) if b.strip()]
+        blocks: dict[int, list[Block]] = {}
+        reqs = [request("claims_triples", "claims_triples", self.max_tokens, text=bodies[i])
+                for i in todo]  # fmt: skip
+        resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
+        for i, resp in zip(todo, resps, strict=True):
+            found = _cut(parse_blocks(usable_text(resp)), resp)
+            if any(b.claim for b in found):
+                blocks[i] = found
+        lost = [i for i in todo if i not in blocks]
+        self.fallback_chunks = len(lost)
+        if self.gleaning and blocks:
+            await self._glean(list(blocks), bodies, blocks)
+        plain: dict[int, list[str]] = {}
+        if lost:
+            texts = await self.claim_fallback.chunk_claim_texts([chunks[i] for i in lost])
+            plain = dict(zip(lost, texts, strict=True))
+        claims = ClaimSet()
+        previous: dict[str, str] = {}
+        for i, chunk in enumerate(chunks):
+            for block in blocks.get(i, []):
+                self._add_block(chunk, block, claims, previous)
+            for text in plain.get(i, []):
+                claims.add(make_claim(chunk, text))
+        return await self.triple_extractor.extract_triples(claims.claims, previous)
+
+    async def _glean(self, todo: list[int], bodies: list[str], blocks: dict[int, list[Block]]):
+        reqs = [
+            request(
+                "claims_triples_gleaning",
+                "claims_gleaning",
+                self.max_tokens,
+                text=bodies[i],
+                claims=number_lines([b.claim or _spo(b) for b in blocks[i]]),
+            )
+            for i in todo
+        ]
+        for i, resp in zip(todo, await chat_all(self.llm, reqs), strict=True):
+            text = usable_text(resp)
+            new = _cut(parse_blocks(text), resp)
+            if new or not is_no_additional(text):
+                blocks[i].extend(new)
+
+    def _add_block(
+        self, chunk: Chunk, block: Block, claims: ClaimSet, previous: dict[str, str]
+    ) -> None:
+        triple = block.triple()
+        if not block.claim:  # an orphan triple: its words are the claim
+            assert triple is not None
+            if triple.is_complete():
+                claims.add(with_triple(make_claim(chunk, _spo(block)), triple, "llm"))
+            return
+        claim = make_claim(chunk, block.claim)
+        if triple_problem(triple, claim.text, self.grounded) is None:
+            assert triple is not None
+            claim = with_triple(claim, triple, "llm")
+        if claims.add(claim) and claim.triple is None and block.fields:
+            previous[claim.id] = "\n".join(block.raw)
+
+
+def _cut(blocks: list[Block], resp: Any) -> list[Block]:
+    """Usable blocks: a claim or a full triple; the last one dropped when the answer was cut
+    off at ``max_tokens`` in the middle of it."""
+    blocks = [b for b in blocks if b.claim or b.triple()]
+    if blocks and truncated(resp):
+        last = blocks[-1]
+        if last.triple() is None and last.claim.rstrip()[-1:] not in ".!?)":
+            blocks = blocks[:-1]
+    return blocks
+
+
+def _spo(block: Block) -> str:
+    f = block.fields
+    return " ".join(f.get(k, "").strip() for k in ("SUBJECT", "PREDICATE", "OBJECT")).strip()

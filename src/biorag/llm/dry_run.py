@@ -1,0 +1,96 @@
+"""A dry-run model: well-formed answers for every biorag prompt, with no model behind them.
+
+Select it with ``llm.backend = "mock"`` and ``llm.mock_script = "dry-run"``. Each stage gets an
+answer in the format its operator parses (``CLAIM:`` lines built from the text's sentences,
+``SUBJECT:``/``PREDICATE:``/``OBJECT:`` lines from the no-LLM pattern extractor, JSON verdicts and
+summaries keyed by the ids in the prompt, ``{"answer": "A"}``). It exists to count what a
+pipeline would ask of a real model (calls, tokens, sequential rounds) and to exercise the LLM
+code paths end to end; its answers carry no knowledge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from biorag.llm.types import ChatRequest
+
+DRY_RUN = "dry-run"
+_ID_LINE = re.compile(r"^### Claim id: (\S+)", re.M)
+_NUMBERED = re.compile(r"^\[(\d+)\] ", re.M)
+
+
+def _after(text: str, marker: str) -> str:
+    i = text.rfind(marker)
+    return text[i + len(marker) :].strip() if i >= 0 else text.strip()
+
+
+def _sentences(text: str) -> list[str]:
+    from biorag.corpus.sentences import split_sentences
+
+    return [text[s:e].strip() for s, e in split_sentences(text) if e - s > 20]
+
+
+def _triple_lines(claim: str) -> str:
+    from biorag.extract.entities import rule_based_triple
+    from biorag.extract.patterns import pattern_triple
+
+    t = pattern_triple(claim) or rule_based_triple(claim)
+    return f"SUBJECT: {t.subject}\nPREDICATE: {t.predicate}\nOBJECT: {t.object}"
+
+
+def _first_words(text: str, n: int = 60) -> str:
+    return " ".join(text.split()[:n])
+
+
+def dry_run_responder(req: ChatRequest) -> str:
+    """The answer a well-behaved model would give to ``req``, in format only."""
+    prompt = req.last_user_message()
+    stage = req.stage
+    if stage == "rewrite":
+        return _after(prompt, "Question:").splitlines()[0]
+    if stage == "hyde":
+        return "A. " + _first_words(_after(prompt, "Question:"), 40)
+    if stage in ("claims", "claims_plain"):
+        return "\n".join(f"CLAIM: {s}" for s in _sentences(_after(prompt, "Text:")))
+    if stage == "claims_triples":
+        sents = _sentences(_after(prompt, "Text:"))
+        return "\n\n".join(f"CLAIM: {s}\n{_triple_lines(s)}" for s in sents)
+    if stage == "claims_gleaning":
+        return "NO_ADDITIONAL_CLAIMS"
+    if stage in ("triples", "triples_repair"):
+        return _triple_lines(_after(prompt, "Claim:").splitlines()[0])
+    if stage == "triples_entities":
+        from biorag.extract.entities import rule_based_entities
+
+        ents = rule_based_entities(_after(prompt, "Claim:").splitlines()[0])[:2]
+        return "\n".join(f"ENTITY: {e}" for e in ents)
+    if stage == "triples_relation":
+        return "RELATION: is associated with"
+    if stage == "denoise":
+        if req.json_schema is not None or "JSON" in prompt:
+            numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
+            return json.dumps({str(n): "yes" for n in numbers})
+        return "Yes"
+    if stage == "layer_summary_batch":
+        ids = _ID_LINE.findall(prompt)
+        blocks = re.split(r"^### Claim id: \S+\n", prompt, flags=re.M)[1:]
+        return json.dumps(
+            {
+                "summaries": [
+                    {"claim_id": cid, "summary": _after(block, "Claim:").splitlines()[0]}
+                    for cid, block in zip(ids, blocks, strict=False)
+                ]
+            }
+        )
+    if stage == "coi_test_summary":
+        return _first_words(_after(prompt, "Central claim:"), 60)
+    if stage in ("layer_summary", "compress"):
+        if "Claim:" in prompt:
+            return _after(prompt, "Claim:").splitlines()[0]
+        return _first_words(prompt, 60)
+    if stage == "answer_extract":
+        return '{"answer": "A"}'
+    if stage == "rerank":
+        return "Yes"
+    return _first_words(prompt, 40)

@@ -1,0 +1,324 @@
+"""CLAIMS: claims from retrieved chunks, a local claim graph, layerwise summaries, then QA.
+
+The stages, each with an LLM and a no-LLM operator (``llm.backend = "none"``):
+
+1. query: rewritten question + options + HyDE candidate answer (no-LLM: question + options);
+2. retrieval: ``per_corpus_k`` chunks from every index, re-chunked to ``max_chunk_tokens`` and
+   cleaned of special characters;
+3. extraction: claims and one triple per claim (``mode``: ``faithful`` = one call per item,
+   ``batched`` = claims and triples together, one call per chunk);
+4. graph: claims scored by the reranker, entities deduplicated (UPGMA, cosine >= 0.8), the
+   undirected claim multigraph, denoising (``denoise``: keep | drop | downweight);
+5. claims of interest (top 10, test summaries, 1-hop filtering) and layerwise summaries;
+6. answer: the summaries in rank order as the context; a reasoning call, then
+   ``{"answer": "<letter>"}`` (no-LLM: the option-scoring floor).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
+
+DEFAULTS: dict[str, Any] = {
+    "mode": "batched",
+    "strategy": "single_stage",
+    "per_corpus_k": 3,
+    "max_chunk_tokens": 1024,
+    "retriever": None,
+    "denoise": "keep",
+    "top_k": 10,
+    "token_limit": 2000,
+    "dedup_threshold": 0.8,
+    "directed": False,
+}
+MODES = ("batched", "faithful")
+
+
+@dataclass
+class ClaimsRun:
+    """Everything one CLAIMS answer was built from (for JSON, the graph page and benchmarks)."""
+
+    question: Question
+    query: Any = None
+    passages: list[Any] = field(default_factory=list)
+    claims: list[Any] = field(default_factory=list)
+    graph: Any = None
+    coi: list[Any] = field(default_factory=list)
+    summaries: list[Any] = field(default_factory=list)
+    extraction_stats: dict[str, Any] = field(default_factory=dict)
+    denoise_report: Any = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Claims(QAMethod):
+    """Options: see ``DEFAULTS`` (``--method-options '{"mode": "faithful"}'``)."""
+
+    name = "claims"
+    needs_index = True
+
+    def __init__(self, runtime, **options: Any):
+        from biorag.errors import BioragError
+
+        unknown = set(options) - set(DEFAULTS)
+        if unknown:
+            raise BioragError(
+                f"unknown CLAIMS option(s) {sorted(unknown)}; allowed: {sorted(DEFAULTS)}"
+            )
+        merged = {**DEFAULTS, **options}
+        if merged["mode"] not in MODES:
+            raise BioragError(f"CLAIMS mode must be one of {MODES}, got {merged['mode']!r}")
+        if merged["denoise"] not in ("keep", "drop", "downweight"):
+            raise BioragError("CLAIMS denoise must be keep, drop or downweight")
+        super().__init__(runtime, **merged)
+        self.last_run: ClaimsRun | None = None
+
+    # -- stages ----------------------------------------------------------------------------
+    async def _retrieve(self, run: ClaimsRun) -> list[Any]:
+        from biorag.corpus.chunking import rechunk
+        from biorag.corpus.models import Chunk
+        from biorag.corpus.text import clean_text
+        from biorag.retrieve.query import build_query
+
+        q = run.question
+        run.query = await build_query(self.rt.llm, q.text, q.options)
+        retriever = self.options["retriever"] or self.rt.settings.retrieval.retriever
+        k = int(self.options["per_corpus_k"])
+        run.passages = (
+            await asyncio.to_thread(self.rt.searcher.search, [run.query.text], k, retriever)
+        )[0]
+        chunks: list[Chunk] = []
+        for p in run.passages:
+            for i, piece in enumerate(rechunk(p.text, int(self.options["max_chunk_tokens"]))):
+                text = clean_text(piece)
+                if text.strip():
+                    chunks.append(
+                        Chunk(
+                            id=f"{p.chunk_id}#{i}",
+                            doc_id=p.doc_id,
+                            index=i,
+                            start=p.start,
+                            end=p.end,
+                            text=text,
+                        )
+                    )
+        return chunks
+
+    async def _extract(self, run: ClaimsRun, chunks: list[Any]) -> None:
+        from biorag.extract import build_extraction
+
+        extraction = build_extraction(
+            self.rt.llm,
+            mode=self.options["mode"],
+            strategy=self.options["strategy"],
+            max_chunk_tokens=None,  # retrieval already re-chunked to max_chunk_tokens
+        )
+        claims = await extraction.run(chunks)
+        # Claims point at the retrieved chunk, not at the re-chunked piece.
+        for c in claims:
+            c.chunk_id = c.chunk_id.split("#", 1)[0]
+        run.claims = claims
+        run.extraction_stats = dict(getattr(extraction, "stats", {}) or {})
+
+    async def _build_graph(self, run: ClaimsRun) -> None:
+        from biorag.graph.claim_graph import ClaimGraph
+        from biorag.graph.dedup import deduplicate_entities
+        from biorag.graph.denoise import denoise
+        from biorag.graph.judges import EmbeddingRelevanceJudge, LLMRelevanceJudge
+
+        q = run.question
+        with_triples = [c for c in run.claims if c.triple is not None]
+        if with_triples:
+            scores = await asyncio.to_thread(
+                self.rt.reranker.score, q.text, [c.text for c in with_triples]
+            )
+            for c, s in zip(with_triples, scores, strict=True):
+                c.score = float(s)
+        names = [n for c in with_triples for n in (c.triple.subject, c.triple.object)]
+        clusters = await asyncio.to_thread(
+            deduplicate_entities,
+            names,
+            self.rt.embedder,
+            threshold=float(self.options["dedup_threshold"]),
+        )
+        run.graph = ClaimGraph.build(with_triples, clusters)
+        if self.options["denoise"] != "keep":
+            llm = self.rt.llm
+            judge = (
+                LLMRelevanceJudge(llm, batched=self.options["mode"] == "batched")
+                if llm is not None
+                else EmbeddingRelevanceJudge(self.rt.embedder)
+            )
+            run.denoise_report = await denoise(run.graph, q.text, self.options["denoise"], judge)
+
+    def _summarizer(self) -> Any:
+        from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
+
+        limit = int(self.options["token_limit"])
+        if self.rt.llm is None:
+            # Extractive summaries are whole sentences: a smaller share of the budget per root
+            # keeps the floor's context near the size an LLM summary would have.
+            return ExtractiveSummarizer(self.rt.embedder, token_limit=max(limit // 4, 128))
+        return LLMSummarizer(
+            self.rt.llm, mode=self.options["mode"], token_limit=limit, embedder=self.rt.embedder
+        )
+
+    async def _summarize(self, run: ClaimsRun) -> None:
+        from biorag.summarize import select_claims_of_interest, summarize_layerwise
+
+        q = run.question
+        if not run.graph.claims:
+            return
+        summarizer = self._summarizer()
+        run.coi = await select_claims_of_interest(
+            run.graph,
+            q.text,
+            q.options,
+            self.rt.reranker,
+            summarizer,
+            top_k=int(self.options["top_k"]),
+        )
+        run.summaries = await summarize_layerwise(
+            run.graph, [c.claim_id for c in run.coi], summarizer, q.text
+        )
+
+    # -- the method ------------------------------------------------------------------------
+    async def answer(self, question: Question) -> Answer:
+        from biorag.answer.floor import answer_without_llm
+        from biorag.answer.reader import read_free_text, read_multiple_choice
+        from biorag.summarize import build_context
+
+        run = ClaimsRun(question=question)
+        self.last_run = run
+        t = time.perf_counter()
+        chunks = await self._retrieve(run)
+        run.seconds["retrieve"] = time.perf_counter() - t
+        for stage, step in (
+            ("extract", lambda: self._extract(run, chunks)),
+            ("graph", lambda: self._build_graph(run)),
+            ("summarize", lambda: self._summarize(run)),
+        ):
+            t = time.perf_counter()
+            await step()
+            run.seconds[stage] = time.perf_counter() - t
+        context = build_context(run.summaries) if run.summaries else ""
+        summary_texts = [s.text for s in run.summaries]
+        base = {
+            "method": self.name,
+            "question_id": question.id,
+            "context": context,
+            "evidence": [p.to_dict() for p in run.passages],
+            "details": self.details(run),
+        }
+        t = time.perf_counter()
+        llm = self.rt.llm
+        if llm is None:
+            res = answer_without_llm(
+                question.text,
+                question.options,
+                [(s.root_claim_id, s.text) for s in run.summaries]
+                or [(p.chunk_id, p.text) for p in run.passages],
+                self.rt.embedder,
+            )
+            out = Answer(
+                **base,
+                answer=res.answer,
+                answer_text=res.answer_text,
+                sentences=[
+                    AnswerSentence(text=s, chunk_ids=self._chunks_of(run, cid))
+                    for s, cid in res.sentences
+                ],
+                notes=["no-LLM floor: rule-based claims, extractive summaries", res.rationale],
+            )
+        elif question.options:
+            r = await read_multiple_choice(llm, question.text, question.options, summary_texts)
+            out = Answer(
+                **base,
+                answer=r.answer,
+                answer_text=r.answer_text,
+                raw_output=r.raw_output,
+                parse_failed=r.parse_failed,
+                llm_used=True,
+            )
+        else:
+            r = await read_free_text(llm, question.text, summary_texts)
+            out = Answer(
+                **base,
+                answer=r.answer,
+                answer_text=r.answer_text,
+                raw_output=r.raw_output,
+                llm_used=True,
+                sentences=[
+                    AnswerSentence(
+                        text=s,
+                        chunk_ids=sorted(
+                            {
+                                c
+                                for i in cites
+                                for c in self._chunks_of(run, run.summaries[i - 1].root_claim_id)
+                            }
+                        ),
+                    )
+                    for s, cites in r.sentences
+                ],
+            )
+        run.seconds["answer"] = time.perf_counter() - t
+        out.details["seconds"] = run.seconds
+        return out
+
+    @staticmethod
+    def _chunks_of(run: ClaimsRun, key: str) -> list[str]:
+        """The chunks behind a summary (by root claim id) or a chunk id itself."""
+        for s in run.summaries:
+            if s.root_claim_id == key:
+                claims = run.graph.claims
+                return sorted({claims[c].chunk_id for c in s.claim_ids if c in claims})
+        return [key] if any(p.chunk_id == key for p in run.passages) else []
+
+    def details(self, run: ClaimsRun) -> dict[str, Any]:
+        """The JSON the CLI shows under ``--json``: claims, graph, claims of interest, summaries."""
+        graph = run.graph.to_dict() if run.graph is not None else {}
+        if run.graph is not None:
+            graph["layer_sizes"] = {s.root_claim_id: s.layer_sizes for s in run.summaries}
+        return {
+            "query": run.query.__dict__ if run.query is not None else None,
+            "claims": [
+                {
+                    "id": c.id,
+                    "text": c.text,
+                    "triple": c.triple.model_dump() if c.triple else None,
+                    "triple_source": c.triple_source,
+                    "chunk_id": c.chunk_id,
+                    "doc_id": c.doc_id,
+                    "score": c.score,
+                    "relevant": c.relevant,
+                }
+                for c in run.claims
+            ],
+            "claims_of_interest": [
+                {
+                    "id": c.claim_id,
+                    "text": c.text,
+                    "score": c.score,
+                    "test_summary": c.test_summary,
+                    "test_summary_score": c.test_summary_score,
+                }
+                for c in run.coi
+            ],
+            "summaries": [
+                {
+                    "root_claim_id": s.root_claim_id,
+                    "text": s.text,
+                    "claim_ids": s.claim_ids,
+                    "layer_sizes": s.layer_sizes,
+                    "rounds": s.rounds,
+                }
+                for s in run.summaries
+            ],
+            "graph": graph,
+            "extraction": run.extraction_stats,
+            "denoise": run.denoise_report.__dict__ if run.denoise_report is not None else None,
+        }

@@ -1,0 +1,249 @@
+"""The LLM summarizer: test summaries, layer summaries (faithful or batched) and compression.
+
+Modes of :meth:`LLMSummarizer.summarize_layer`:
+
+* ``faithful``: one call per claim (stage ``layer_summary``), all claims of the layer at once;
+* ``batched`` (default): the whole layer in one call (stage ``layer_summary_batch``) answering
+  ``{"summaries": [{"claim_id": ..., "summary": ...}]}``, matched back by claim id. A layer
+  larger than ``max_batch_items`` claims or ``max_batch_tokens`` input tokens is split into
+  several batch calls sent together (same round). Claims missing from the answer, or with an
+  empty or malformed entry, get a per-claim ``layer_summary`` call in a second round: no claim
+  is ever dropped; so do all claims of a batch call that fails (``LLMError`` after the client's
+  retries). A batch of one claim is sent as a per-claim call.
+
+Compression clusters on ``embedder`` vectors when one is given, else on TF-IDF vectors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from typing import Any, Literal
+
+import numpy as np
+
+from biorag.corpus.tokens import TokenCounter, default_counter
+from biorag.embed.base import Embedder
+from biorag.errors import LLMError
+from biorag.llm.prompts import PromptTemplate
+from biorag.summarize.base import (
+    STAGE_COMPRESS,
+    STAGE_LAYER,
+    STAGE_LAYER_BATCH,
+    STAGE_TEST,
+    LayerItem,
+    LayerOutcome,
+    Summarizer,
+    format_options,
+    take_within_budget,
+)
+
+PROMPTS = "biorag.summarize.prompts"
+BATCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summaries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"claim_id": {"type": "string"}, "summary": {"type": "string"}},
+                "required": ["claim_id", "summary"],
+            },
+        }
+    },
+    "required": ["summaries"],
+}
+_LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|merged summary)\s*:\s*(?:\*\*)?\s*", re.I)
+
+
+def clean_summary(text: str) -> str:
+    """A model's summary without surrounding space or a leading ``Summary:`` label."""
+    return _LABEL.sub("", text or "").strip()
+
+
+def bullet_list(texts: list[str]) -> str:
+    """``texts`` as numbered lines ('(none)' when empty)."""
+    if not texts:
+        return "(none)"
+    return "\n".join(f"{i}. {t.strip()}" for i, t in enumerate(texts, 1))
+
+
+def parse_batch(parsed: Any, expected: set[str]) -> dict[str, str]:
+    """Usable ``claim_id -> summary`` entries of a batched answer (first one per id wins);
+    unknown ids, empty summaries and malformed entries are ignored."""
+    entries = parsed.get("summaries") if isinstance(parsed, dict) else None
+    if isinstance(entries, dict):  # {"summaries": {"<id>": "<summary>"}}
+        entries = [{"claim_id": k, "summary": v} for k, v in entries.items()]
+    out: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        cid, summary = entry.get("claim_id"), entry.get("summary")
+        if not isinstance(cid, str) or not isinstance(summary, str):
+            continue
+        cid, summary = cid.strip(), clean_summary(summary)
+        if cid in expected and summary and cid not in out:
+            out[cid] = summary
+    return out
+
+
+def tfidf_vectors(texts: list[str]) -> np.ndarray:
+    """L2-normalized TF-IDF rows (zeros when the texts have no words)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    try:
+        matrix = TfidfVectorizer(sublinear_tf=True).fit_transform(texts)
+    except ValueError:  # empty vocabulary
+        return np.zeros((len(texts), 1), dtype=np.float32)
+    return np.asarray(matrix.toarray(), dtype=np.float32)
+
+
+class LLMSummarizer(Summarizer):
+    """Summaries written by ``llm`` (a :class:`biorag.llm.LLM`, or anything with an async
+    ``chat(ChatRequest) -> ChatResponse``)."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        llm: Any,
+        mode: Literal["batched", "faithful"] = "batched",
+        token_limit: int = 2000,
+        *,
+        embedder: Embedder | None = None,
+        max_batch_items: int = 12,
+        max_batch_tokens: int = 8000,
+        summary_max_tokens: int = 400,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        if mode not in ("batched", "faithful"):
+            raise ValueError(f"LLMSummarizer mode must be 'batched' or 'faithful', got {mode!r}")
+        self.llm = llm
+        self.mode = mode
+        self.token_limit = token_limit
+        self.embedder = embedder
+        self.max_batch_items = max(1, max_batch_items)
+        self.max_batch_tokens = max_batch_tokens
+        self.summary_max_tokens = summary_max_tokens
+        self.counter = counter or default_counter()
+        self.templates = {
+            name: PromptTemplate.load(PROMPTS, name)
+            for name in ("coi_test_summary", "layer_summary", "layer_summary_batch", "compress")
+        }
+
+    def __repr__(self) -> str:
+        return f"LLMSummarizer(mode={self.mode!r}, token_limit={self.token_limit})"
+
+    async def _ask(self, template: str, stage: str, **values: Any) -> str:
+        tpl = self.templates[template]
+        resp = await self.llm.chat(tpl.request(values, stage=stage))
+        return clean_summary(resp.text)
+
+    async def test_summary(
+        self, question: str, options: dict[str, str] | None, claim: str, related: list[str]
+    ) -> str:
+        """How ``claim`` bears on the question given its related claims (one call; related
+        claims beyond ``token_limit`` tokens are left out, in the order given)."""
+        related = take_within_budget(related, self.token_limit, self.counter)
+        text = await self._ask(
+            "coi_test_summary",
+            STAGE_TEST,
+            question=question,
+            options=format_options(options),
+            claim=claim,
+            related=bullet_list(related),
+        )
+        return text or claim
+
+    async def _one(self, question: str, item: LayerItem) -> str:
+        text = await self._ask(
+            "layer_summary",
+            STAGE_LAYER,
+            claim=item.text,
+            context=bullet_list(item.context),
+            question=question,
+        )
+        return text or item.text
+
+    def _batches(self, items: list[LayerItem]) -> list[list[LayerItem]]:
+        sizes = self.counter.count_many([" ".join([it.text, *it.context]) for it in items])
+        batches: list[list[LayerItem]] = []
+        used = 0
+        for item, size in zip(items, sizes, strict=True):
+            if (
+                not batches
+                or len(batches[-1]) >= self.max_batch_items
+                or used + size > self.max_batch_tokens
+            ):
+                batches.append([])
+                used = 0
+            batches[-1].append(item)
+            used += size
+        return batches
+
+    async def _batch(self, question: str, batch: list[LayerItem]) -> dict[str, str]:
+        blocks = [
+            f"### Claim id: {it.claim_id}\nClaim: {it.text}\nLinked summaries:\n"
+            + bullet_list(it.context)
+            for it in batch
+        ]
+        req = self.templates["layer_summary_batch"].request(
+            {"n": len(batch), "items": "\n\n".join(blocks), "question": question},
+            stage=STAGE_LAYER_BATCH,
+            json_schema=BATCH_SCHEMA,
+            max_tokens=self.summary_max_tokens * len(batch) + 64,
+        )
+        try:
+            resp = await self.llm.chat(req)
+        except LLMError:  # e.g. the batch is too long for the server: go claim by claim
+            return {}
+        return parse_batch(resp.parsed, {it.claim_id for it in batch})
+
+    async def summarize_layer(self, question: str, items: list[LayerItem]) -> LayerOutcome:
+        """One summary per item: per-claim calls (faithful) or batch calls with per-claim
+        fallbacks for the claims the batch answer missed (batched)."""
+        if not items:
+            return LayerOutcome({})
+        calls: Counter[str] = Counter()
+        if self.mode == "faithful" or len(items) == 1:
+            texts = await asyncio.gather(*(self._one(question, it) for it in items))
+            calls[STAGE_LAYER] += len(items)
+            return LayerOutcome(
+                {it.claim_id: t for it, t in zip(items, texts, strict=True)}, calls, 1
+            )
+        batches = self._batches(items)
+        singles = [b[0] for b in batches if len(b) == 1]
+        multi = [b for b in batches if len(b) > 1]
+        found, single_texts = await asyncio.gather(
+            asyncio.gather(*(self._batch(question, b) for b in multi)),
+            asyncio.gather(*(self._one(question, it) for it in singles)),
+        )
+        calls[STAGE_LAYER_BATCH] += len(multi)
+        calls[STAGE_LAYER] += len(singles)
+        summaries: dict[str, str] = {}
+        for part in found:
+            summaries.update(part)
+        summaries.update({it.claim_id: t for it, t in zip(singles, single_texts, strict=True)})
+        missing = [it for it in items if it.claim_id not in summaries]
+        rounds = 1
+        if missing:
+            texts = await asyncio.gather(*(self._one(question, it) for it in missing))
+            calls[STAGE_LAYER] += len(missing)
+            summaries.update({it.claim_id: t for it, t in zip(missing, texts, strict=True)})
+            rounds = 2
+        return LayerOutcome(summaries, calls, rounds)
+
+    async def compress_cluster(self, question: str, texts: list[str], budget: int) -> str:
+        """``texts`` merged by the model into one summary of about ``budget`` tokens."""
+        words = max(15, int(budget * 0.6))
+        merged = await self._ask(
+            "compress", STAGE_COMPRESS, texts=bullet_list(texts), question=question, words=words
+        )
+        return merged or " ".join(texts)
+
+    def vectors(self, texts: list[str]) -> np.ndarray:
+        """Embedder vectors, or TF-IDF rows when there is no embedder."""
+        if self.embedder is not None:
+            return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
+        return tfidf_vectors(list(texts))
