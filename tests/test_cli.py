@@ -50,8 +50,20 @@ def test_index_retrieve_ask_remove(run, tmp_path, corpus_file):
         "not json\n"
         '{"id": "q2", "text": "aspirin platelet aggregation"}\n'
     )
-    res = run("retrieve", "--index", "idx", "--queries", str(q), "--k", "2", "--level", "doc",
-              "--out", "run.trec", "--json")
+    res = run(
+        "retrieve",
+        "--index",
+        "idx",
+        "--queries",
+        str(q),
+        "--k",
+        "2",
+        "--level",
+        "doc",
+        "--out",
+        "run.trec",
+        "--json",
+    )
     assert res.exit_code == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["queries"] == 2 and summary["skipped"] == 1
@@ -61,8 +73,15 @@ def test_index_retrieve_ask_remove(run, tmp_path, corpus_file):
     assert first[:4] == ["q1", "Q0", "1002", "1"]
     assert any(line.startswith("q2 Q0 1003 1 ") for line in lines)
 
-    res = run("ask", "--index", "idx", "--options", '{"A": "yes", "B": "no"}', "--json",
-              "Does vitamin D supplementation reduce fracture risk?")
+    res = run(
+        "ask",
+        "--index",
+        "idx",
+        "--options",
+        '{"A": "yes", "B": "no"}',
+        "--json",
+        "Does vitamin D supplementation reduce fracture risk?",
+    )
     assert res.exit_code == 0, res.stderr
     ans = json.loads(res.stdout)
     assert ans["answer"] in {"A", "B"} and ans["evidence"]

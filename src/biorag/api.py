@@ -1,10 +1,10 @@
 """The library facade: one object to index a corpus, search it and ask it questions.
 
-    from biorag import BioRAG
-    rag = BioRAG("idx/pubmed")                       # settings from biorag.toml / BIORAG_*
-    rag.add(["abstracts.jsonl"])                      # incremental, resumable
-    rag.search("metformin cardiovascular", k=5)      # passages with their sources
-    rag.ask("Does metformin ...?", options={"A": "yes", "B": "no"})
+from biorag import BioRAG
+rag = BioRAG("idx/pubmed")                       # settings from biorag.toml / BIORAG_*
+rag.add(["abstracts.jsonl"])                      # incremental, resumable
+rag.search("metformin cardiovascular", k=5)      # passages with their sources
+rag.ask("Does metformin ...?", options={"A": "yes", "B": "no"})
 """
 
 from __future__ import annotations

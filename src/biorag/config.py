@@ -91,9 +91,17 @@ class ChunkingSettings(_Section):
 
 
 class RetrievalSettings(_Section):
+    """Defaults measured in benchmarks/bench_retrieval_quality.py (docs/benchmarks.md)."""
+
     retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
     k: int = Field(default=10, ge=1)
+    fusion: Literal["score", "rrf"] = Field(
+        default="score", description="hybrid fusion: min-max score combination, or RRF"
+    )
+    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
+    bm25_k1: float = Field(default=0.9, gt=0)
+    bm25_b: float = Field(default=0.5, ge=0, le=1)
     per_corpus_k: int = Field(default=3, ge=1)
     dense_index: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
     hnsw_min_size: int = Field(default=200_000, ge=1)

@@ -1,7 +1,8 @@
 """Documents and chunks: the records every stage passes around.
 
-A document's id is a hash of its content (title and text), so loading the same document twice
-is a no-op and an index build can be resumed. Its ``source_id`` is the id the world knows it by
+A document's id is a hash of its source id and content (title and text), so loading the same
+document twice is a no-op and an index build can be resumed, while two records that share a
+text under different source ids (a snippet cited for two PMIDs) stay two documents. Its ``source_id`` is the id the world knows it by
 (a PMID, a file name). A chunk points back into its document's ``text`` by character offsets.
 """
 
@@ -51,7 +52,7 @@ class Document(BaseModel):
         spans: list[tuple[int, int]] | None = None,
     ) -> Document:
         return cls(
-            id=content_id(title, text),
+            id=content_id(str(source_id), title, text),
             source_id=str(source_id),
             title=title,
             text=text,

@@ -198,7 +198,9 @@ class IndexDir:
         from biorag.retrieve.dense import DenseIndex
 
         ids, texts = self.store.all_chunk_texts()
-        BM25Index.build(ids, texts).save(self.path / "bm25")
+        BM25Index.build(ids, texts, k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b).save(
+            self.path / "bm25"
+        )
         vids, vecs = self.store.all_vectors(self.manifest["dim"])
         DenseIndex.build(
             vids,

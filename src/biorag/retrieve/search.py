@@ -75,7 +75,7 @@ class Searcher:
         self.store.close()
 
     def _rank(self, queries: list[str], depth: int, retriever: str) -> list[list[Any]]:
-        from biorag.retrieve.fusion import reciprocal_rank_fusion
+        from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 
         if retriever not in RETRIEVERS:
             raise BioragError(f"unknown retriever {retriever!r}; choose one of {RETRIEVERS}")
@@ -87,8 +87,14 @@ class Searcher:
             return bm  # type: ignore[return-value]
         if retriever == "dense":
             return de  # type: ignore[return-value]
+        w = self.settings.dense_weight
+        if self.settings.fusion == "score":
+            return [
+                convex_score_fusion([b, d], [1 - w, w], limit=depth)
+                for b, d in zip(bm, de, strict=True)  # type: ignore[arg-type]
+            ]
         return [
-            reciprocal_rank_fusion([b, d], k=self.settings.rrf_k, limit=depth)
+            reciprocal_rank_fusion([b, d], k=self.settings.rrf_k, weights=[1 - w, w], limit=depth)
             for b, d in zip(bm, de, strict=True)  # type: ignore[arg-type]
         ]
 

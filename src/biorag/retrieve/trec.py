@@ -127,10 +127,20 @@ def evaluate_run(
     With ``missing_as_zero`` (the default, like ``trec_eval -c``) a query in ``qrels`` that the run
     does not answer counts as 0; otherwise only the queries in both are averaged. Queries that
     are in the run but not in the qrels are ignored. Returns ``{measure name: mean}``.
+
+    Each list is evaluated in the order given: ir_measures re-sorts by score and breaks ties by
+    document id, which would reorder fused rankings whose scores tie, so the scores handed to it
+    are the list positions (first = highest).
     """
     irm = _ir_measures()
     parsed = {name: irm.parse_measure(name) for name in measures}
-    run_dict = {str(q): {str(d): float(s) for d, s in pairs} for q, pairs in run.items() if pairs}
+    run_dict: dict[str, dict[str, float]] = {}
+    for q, pairs in run.items():
+        ranked: dict[str, float] = {}
+        for i, (d, _score) in enumerate(pairs):
+            ranked.setdefault(str(d), float(len(pairs) - i))
+        if ranked:
+            run_dict[str(q)] = ranked
     qrels_dict = {str(q): {str(d): int(r) for d, r in docs.items()} for q, docs in qrels.items()}
     judged = [q for q in qrels_dict if q in run_dict or missing_as_zero]
     if not judged:

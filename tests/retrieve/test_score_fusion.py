@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biorag.retrieve.expand import convex_score_fusion
+from biorag.retrieve.fusion import convex_score_fusion
 from biorag.retrieve.hits import Hit, ranked
 
 

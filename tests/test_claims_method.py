@@ -1,0 +1,139 @@
+"""The whole CLAIMS pipeline offline: no-LLM operators, and the dry-run model in both modes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from biorag.config import Settings
+from biorag.corpus.loaders import load_corpus
+from biorag.corpus.store import CorpusStore
+from biorag.errors import BioragError
+from biorag.methods.base import Question, Runtime
+from biorag.methods.claims import Claims
+from biorag.retrieve.index import IndexDir
+
+# Three documents whose answer needs two hops: drug X -> enzyme Y -> disease Z.
+CHAIN = [
+    {
+        "id": "p1",
+        "text": "Zelocitinib inhibits the enzyme KRX1 in hepatocytes. "
+        "Zelocitinib was well tolerated in a phase 1 trial.",
+    },
+    {
+        "id": "p2",
+        "text": "The enzyme KRX1 drives fibrosis of the liver. "
+        "KRX1 expression is increased in cirrhosis.",
+    },
+    {
+        "id": "p3",
+        "text": "Liver fibrosis causes portal hypertension in adults. "
+        "Portal hypertension increases the risk of variceal bleeding.",
+    },
+]
+QUESTION = Question(
+    id="q1",
+    text="Could zelocitinib reduce fibrosis of the liver?",
+    options={"A": "yes", "B": "no", "C": "maybe"},
+)
+
+
+@pytest.fixture
+def chain_index(tmp_path, hash_embedder):
+    path = tmp_path / "chain.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in CHAIN))
+    idx = IndexDir(tmp_path / "idx", hash_embedder, name="chain")
+    idx.add(load_corpus(path))
+    idx.close()
+    return tmp_path / "idx"
+
+
+def runtime(tmp_path, index, emb, llm: dict | None = None) -> Runtime:
+    data = {"home": str(tmp_path / "home")}
+    if llm:
+        data["llm"] = llm
+    rt = Runtime(Settings.model_validate(data), [index])
+    rt.__dict__["embedder"] = emb
+    return rt
+
+
+def check_contract(ans, index) -> None:
+    d = ans.details
+    claim_ids = {c["id"] for c in d["claims"]}
+    assert d["claims"] and d["summaries"] and d["claims_of_interest"]
+    for s in d["summaries"]:
+        assert set(s["claim_ids"]) <= claim_ids and s["root_claim_id"] in s["claim_ids"]
+    for c in d["claims"]:
+        assert c["triple"] and c["triple_source"]
+    store = CorpusStore(index / "corpus.sqlite")
+    docs = store.get_documents(sorted({c["doc_id"] for c in d["claims"]}))
+    assert len(docs) == len({c["doc_id"] for c in d["claims"]})
+    chunks = store.get_chunks(sorted({c["chunk_id"] for c in d["claims"]}))
+    assert len(chunks) == len({c["chunk_id"] for c in d["claims"]})
+    store.close()
+    g = d["graph"]
+    assert {"nodes", "edges", "components", "merged_entities", "layer_sizes"} <= set(g)
+    assert ans.context and ans.answer in QUESTION.options
+
+
+def test_no_llm_pipeline_reaches_the_second_hop(tmp_path, chain_index, hash_embedder):
+    rt = runtime(tmp_path, chain_index, hash_embedder)
+    method = Claims(rt, per_corpus_k=3)
+    ans = method.answer_sync(QUESTION)
+    check_contract(ans, chain_index)
+    assert not ans.llm_used and "floor" in ans.notes[0]
+    # The layerwise context links zelocitinib -> KRX1 -> fibrosis: both hops are in it.
+    assert "inhibits the enzyme KRX1" in ans.context
+    assert "drives fibrosis" in ans.context
+    rt.close()
+
+
+@pytest.mark.parametrize("mode", ["faithful", "batched"])
+def test_dry_run_llm_pipeline_both_modes(tmp_path, chain_index, hash_embedder, mode):
+    llm = {"backend": "mock", "mock_script": "dry-run", "cache": False}
+    rt = runtime(tmp_path, chain_index, hash_embedder, llm)
+    ans = Claims(rt, mode=mode, denoise="drop").answer_sync(QUESTION)
+    check_contract(ans, chain_index)
+    assert ans.llm_used and ans.answer == "A" and not ans.parse_failed
+    stages = rt.accounting()["stages"]
+    if mode == "faithful":
+        assert stages["claims"]["calls"] == 3 and stages["triples"]["calls"] >= 4
+        assert "claims_triples" not in stages
+    else:
+        assert stages["claims_triples"]["calls"] == 3 and "triples" not in stages
+        assert stages["denoise"]["calls"] == 1
+    rt.close()
+
+
+def test_batched_uses_fewer_calls_than_faithful(tmp_path, chain_index, hash_embedder):
+    llm = {"backend": "mock", "mock_script": "dry-run", "cache": False}
+    calls = {}
+    for mode in ("faithful", "batched"):
+        rt = runtime(tmp_path, chain_index, hash_embedder, llm)
+        Claims(rt, mode=mode, denoise="drop").answer_sync(QUESTION)
+        calls[mode] = rt.accounting()["total"]["calls"]
+        rt.close()
+    assert calls["batched"] < calls["faithful"]
+
+
+def test_graph_exports(tmp_path, chain_index, hash_embedder):
+    from biorag.cli.ask_cmd import export_graph
+
+    rt = runtime(tmp_path, chain_index, hash_embedder)
+    method = Claims(rt)
+    ans = method.answer_sync(QUESTION)
+    export_graph(method, tmp_path / "g.html", tmp_path / "g.graphml")
+    page = (tmp_path / "g.html").read_text()
+    assert all(c["id"] in page for c in ans.details["claims"])
+    assert "http://" not in page and "https://" not in page
+    assert (tmp_path / "g.graphml").read_text().startswith("<?xml")
+    rt.close()
+
+
+def test_bad_options_are_clear_errors(tmp_path, chain_index, hash_embedder):
+    rt = runtime(tmp_path, chain_index, hash_embedder)
+    with pytest.raises(BioragError, match="unknown CLAIMS option"):
+        Claims(rt, modee="batched")
+    with pytest.raises(BioragError, match="mode must be one of"):
+        Claims(rt, mode="fast")
