@@ -145,7 +145,7 @@ def run_mode(mode: str, questions: list[dict[str, Any]], index: Path, denoise: s
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=100, help="PubMedQA dev questions (max 500)")
-    ap.add_argument("--denoise", default="drop", choices=["keep", "drop", "downweight"])
+    ap.add_argument("--denoise", default="keep", choices=["keep", "drop", "downweight"])
     ap.add_argument("--out", type=Path)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()

@@ -49,14 +49,14 @@ async def test_neighbour_of_a_dropped_claim_stays(hash_embedder):
     assert cois[0].merged == ["Y2"]
 
 
-async def test_llm_test_summaries_one_call_each_concurrently():
+async def test_llm_test_summaries_faithful_one_call_each_concurrently():
     texts = {f"Z{i:02d}": f"Claim Z{i:02d} about amlodipine dose {i}." for i in range(12)}
     scores = {k: 1.0 - i / 100 for i, k in enumerate(texts)}
     graph = FakeGraph(texts, [("Z00", "Z11"), ("Z05", "Z06")], scores)
     llm, backend = make_llm()
     reranker = MapReranker({t: 1.0 for t in texts.values()})
     cois = await select_claims_of_interest(
-        graph, QUESTION, OPTIONS, reranker, LLMSummarizer(llm), top_k=10
+        graph, QUESTION, OPTIONS, reranker, LLMSummarizer(llm, mode="faithful"), top_k=10
     )
     calls = stage_calls(backend, "coi_test_summary")
     assert len(calls) == len(backend.calls) == 10
@@ -99,3 +99,28 @@ async def test_empty_graph(hash_embedder):
     graph = FakeGraph({}, [])
     summ = ExtractiveSummarizer(hash_embedder)
     assert await select_claims_of_interest(graph, "q", None, MapReranker({}), summ) == []
+
+
+async def test_llm_test_summaries_batched_one_call_with_per_item_fallback():
+    import json
+
+    texts = {f"B{i}": f"Claim B{i} about losartan dose {i}." for i in range(4)}
+    graph = FakeGraph(texts, [], {k: 1.0 - i / 10 for i, k in enumerate(texts)})
+
+    def responder(req: ChatRequest) -> str:
+        if req.json_schema is not None:  # the batch answers only two of the four
+            return json.dumps(
+                {"summaries": [{"claim_id": "B0", "summary": "zero"}, {"claim_id": "B2"}]}
+            )
+        return "single"
+
+    llm, backend = make_llm(responder=responder)
+    reranker = MapReranker({})
+    cois = await select_claims_of_interest(
+        graph, QUESTION, OPTIONS, reranker, LLMSummarizer(llm, mode="batched"), top_k=4
+    )
+    calls = stage_calls(backend, "coi_test_summary")
+    assert len(calls) == 4  # one batch call + B1, B2 (no summary), B3 on their own
+    assert sum(r.json_schema is not None for r in calls) == 1
+    by_id = {c.claim_id: c.test_summary for c in cois}
+    assert by_id == {"B0": "zero", "B1": "single", "B2": "single", "B3": "single"}

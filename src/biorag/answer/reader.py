@@ -72,10 +72,45 @@ def _canonical(value: str, letters: list[str]) -> str:
     return next(x for x in letters if x.upper() == value.upper())
 
 
+def reasoning_schema(letters: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "answer": {"type": "string", "enum": letters},
+        },
+        "required": ["reasoning", "answer"],
+    }
+
+
+async def read_multiple_choice_once(
+    llm, question: str, options: dict[str, str], context: list[str]
+) -> ReaderResult:
+    """One call: reasoning and letter together as JSON (batched modes). If the letter cannot be
+    read, the extraction call of the two-call reader gets the raw answer; nothing is guessed."""
+    letters = list(options)
+    tpl = PromptTemplate.load(PROMPTS, "read_json")
+    values = {
+        "question": question,
+        "options": "\n".join(f"{k}. {v}" for k, v in options.items()),
+        "context": number_passages(context),
+        "letters": ", ".join(letters),
+    }
+    resp = await llm.chat(
+        tpl.request(values, stage="answer", json_schema=reasoning_schema(letters))
+    )
+    value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
+    if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
+        letter = _canonical(value.strip(), letters)
+        return ReaderResult(letter, options[letter], resp.text, parse_failed=False)
+    letter, failed, raw = await extract_letter(llm, question, options, resp.text)
+    return ReaderResult(letter, options.get(letter, ""), resp.text + "\n---\n" + raw, failed)
+
+
 async def read_multiple_choice(
     llm, question: str, options: dict[str, str], context: list[str] | None
 ) -> ReaderResult:
-    """Reason over the context (or none: closed book), then extract the letter."""
+    """Reason over the context (or none: closed book), then extract the letter (two calls)."""
     name = "read" if context else "closed_book"
     tpl = PromptTemplate.load(PROMPTS, name)
     opts = "\n".join(f"{k}. {v}" for k, v in options.items())

@@ -2,8 +2,9 @@
 
 A document's id is a hash of its source id and content (title and text), so loading the same
 document twice is a no-op and an index build can be resumed, while two records that share a
-text under different source ids (a snippet cited for two PMIDs) stay two documents. Its ``source_id`` is the id the world knows it by
-(a PMID, a file name). A chunk points back into its document's ``text`` by character offsets.
+text under different source ids (a snippet cited for two PMIDs) stay two documents. Its
+``source_id`` is the id the world knows it by (a PMID, a file name). A chunk points back into
+its document's ``text`` by character offsets.
 """
 
 from __future__ import annotations

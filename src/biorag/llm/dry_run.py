@@ -72,13 +72,14 @@ def dry_run_responder(req: ChatRequest) -> str:
             numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
             return json.dumps({str(n): "yes" for n in numbers})
         return "Yes"
-    if stage == "layer_summary_batch":
+    if stage == "layer_summary_batch" or (stage == "coi_test_summary" and _ID_LINE.search(prompt)):
+        marker = "Claim:" if stage == "layer_summary_batch" else "Central claim:"
         ids = _ID_LINE.findall(prompt)
         blocks = re.split(r"^### Claim id: \S+\n", prompt, flags=re.M)[1:]
         return json.dumps(
             {
                 "summaries": [
-                    {"claim_id": cid, "summary": _after(block, "Claim:").splitlines()[0]}
+                    {"claim_id": cid, "summary": _after(block, marker).splitlines()[0]}
                     for cid, block in zip(ids, blocks, strict=False)
                 ]
             }
@@ -89,6 +90,8 @@ def dry_run_responder(req: ChatRequest) -> str:
         if "Claim:" in prompt:
             return _after(prompt, "Claim:").splitlines()[0]
         return _first_words(prompt, 60)
+    if stage == "answer" and req.json_schema is not None:
+        return json.dumps({"reasoning": "dry run", "answer": "A"})
     if stage == "answer_extract":
         return '{"answer": "A"}'
     if stage == "rerank":

@@ -188,7 +188,11 @@ class Claims(QAMethod):
     # -- the method ------------------------------------------------------------------------
     async def answer(self, question: Question) -> Answer:
         from biorag.answer.floor import answer_without_llm
-        from biorag.answer.reader import read_free_text, read_multiple_choice
+        from biorag.answer.reader import (
+            read_free_text,
+            read_multiple_choice,
+            read_multiple_choice_once,
+        )
         from biorag.summarize import build_context
 
         run = ClaimsRun(question=question)
@@ -234,7 +238,14 @@ class Claims(QAMethod):
                 notes=["no-LLM floor: rule-based claims, extractive summaries", res.rationale],
             )
         elif question.options:
-            r = await read_multiple_choice(llm, question.text, question.options, summary_texts)
+            # Faithful: the paper's two calls (reason, then {"answer": ...}); batched: one call
+            # returning reasoning and letter as JSON, the extraction call only as a fallback.
+            read = (
+                read_multiple_choice_once
+                if self.options["mode"] == "batched"
+                else (read_multiple_choice)
+            )
+            r = await read(llm, question.text, question.options, summary_texts or [""])
             out = Answer(
                 **base,
                 answer=r.answer,

@@ -107,6 +107,21 @@ class Summarizer(ABC):
     ) -> str:
         """A test summary of ``claim`` given its 1-hop ``related`` claims (one call)."""
 
+    async def test_summaries(
+        self,
+        question: str,
+        options: dict[str, str] | None,
+        items: list[tuple[str, str, list[str]]],
+    ) -> list[str]:
+        """Test summaries of several ``(claim_id, claim, related)`` items, concurrently."""
+        import asyncio
+
+        return list(
+            await asyncio.gather(
+                *(self.test_summary(question, options, claim, rel) for _, claim, rel in items)
+            )
+        )
+
     @abstractmethod
     async def summarize_layer(self, question: str, items: list[LayerItem]) -> LayerOutcome:
         """One summary per item (never dropped), keeping the item's own claim first."""

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,11 +94,8 @@ async def select_claims_of_interest(
     candidates = sorted(graph.claims.values(), key=lambda c: -c.score)[: max(top_k, 0)]
     if not candidates:
         return []
-    summaries = await asyncio.gather(
-        *(
-            summarizer.test_summary(question, options, c.text, related_texts(graph, c.id))
-            for c in candidates
-        )
+    summaries = await summarizer.test_summaries(
+        question, options, [(c.id, c.text, related_texts(graph, c.id)) for c in candidates]
     )
     scores = await rerank_scores(reranker, question, list(summaries))
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))

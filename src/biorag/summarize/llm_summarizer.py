@@ -156,6 +156,43 @@ class LLMSummarizer(Summarizer):
         )
         return text or claim
 
+    async def test_summaries(
+        self,
+        question: str,
+        options: dict[str, str] | None,
+        items: list[tuple[str, str, list[str]]],
+    ) -> list[str]:
+        """Batched mode: every test summary in one call (JSON keyed by claim id); an item the
+        answer lacks or garbles gets its own call. Faithful mode: one call per item."""
+        if self.mode == "faithful" or len(items) < 2:
+            return await super().test_summaries(question, options, items)
+        budget = max(self.token_limit // len(items), 64)
+        blocks = [
+            f"### Claim id: {cid}\nCentral claim: {claim}\nRelated claims:\n"
+            + bullet_list(take_within_budget(rel, budget, self.counter))
+            for cid, claim, rel in items
+        ]
+        tpl = PromptTemplate.load(PROMPTS, "coi_test_summary_batch")
+        values = {
+            "question": question,
+            "options": format_options(options),
+            "n": len(items),
+            "items": "\n\n".join(blocks),
+        }
+        got: dict[str, str] = {}
+        try:
+            resp = await self.llm.chat(
+                tpl.request(values, stage=STAGE_TEST, json_schema=BATCH_SCHEMA)
+            )
+            got = parse_batch(resp.parsed, {cid for cid, _, _ in items})
+        except LLMError:
+            got = {}
+        missing = [it for it in items if it[0] not in got]
+        if missing:
+            redo = await super().test_summaries(question, options, missing)
+            got.update({it[0]: text for it, text in zip(missing, redo, strict=True)})
+        return [got[cid] for cid, _, _ in items]
+
     async def _one(self, question: str, item: LayerItem) -> str:
         text = await self._ask(
             "layer_summary",
