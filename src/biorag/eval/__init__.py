@@ -1,0 +1,1 @@
+"""Eval: benchmark datasets, metrics, the resumable runner and its reports."""
