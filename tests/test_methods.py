@@ -149,3 +149,18 @@ def test_retrieve_read_floor_without_llm(tmp_path, corpus_file, hash_embedder):
     assert all(
         c in {e["chunk_id"] for e in ans.evidence} for s in ans.sentences for c in s.chunk_ids
     )
+
+
+def test_given_passages_replace_retrieval(tmp_path, hash_embedder):
+    rt = Runtime(Settings(home=str(tmp_path)))  # no index at all
+    rt.__dict__["embedder"] = hash_embedder
+    q = Question(
+        id="p9",
+        text="Does vitamin D reduce fracture risk?",
+        options={"A": "yes", "B": "no", "C": "maybe"},
+        passages=["Vitamin D did not reduce fracture risk. No significant effect was found."],
+    )
+    ans = build_method("retrieve-read", rt).answer_sync(q)
+    assert ans.answer == "B"
+    assert [e["corpus"] for e in ans.evidence] == ["given"]
+    assert ans.evidence[0]["chunk_id"] == "given:p9:0"

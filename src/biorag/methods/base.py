@@ -20,6 +20,11 @@ class Question(BaseModel):
     id: str = "q"
     text: str
     options: dict[str, str] = Field(default_factory=dict)
+    passages: list[str] = Field(
+        default_factory=list,
+        description="given context (e.g. PubMedQA reasoning-required): retrieval methods read "
+        "these instead of searching an index",
+    )
 
     def options_block(self) -> str:
         return "\n".join(f"{k}. {v}" for k, v in self.options.items())
@@ -93,6 +98,37 @@ class Runtime:
         s = self.__dict__.get("searcher")
         if s is not None:
             s.close()
+
+
+def given_passages(question: Question) -> list[Any]:
+    """The question's own passages as retrieval results (corpus ``given``, in their order)."""
+    from biorag.retrieve.search import Passage
+
+    return [
+        Passage(
+            chunk_id=f"given:{question.id}:{i}",
+            doc_id=f"given:{question.id}",
+            source_id=question.id,
+            title="",
+            text=text,
+            score=1.0,
+            rank=i + 1,
+            corpus="given",
+            retriever="given",
+            start=0,
+            end=len(text),
+        )
+        for i, text in enumerate(question.passages)
+    ]
+
+
+async def retrieve_passages(
+    rt: Runtime, question: Question, query: str, k: int, retriever: str
+) -> list[Any]:
+    """The question's given passages, or the top ``k`` chunks per index for ``query``."""
+    if question.passages:
+        return given_passages(question)
+    return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
 
 
 class QAMethod(abc.ABC):

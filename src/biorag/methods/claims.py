@@ -21,7 +21,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
+from biorag.methods.base import (
+    Answer,
+    AnswerSentence,
+    QAMethod,
+    Question,
+    retrieve_passages,
+)
 
 DEFAULTS: dict[str, Any] = {
     "mode": "batched",
@@ -87,9 +93,7 @@ class Claims(QAMethod):
         run.query = await build_query(self.rt.llm, q.text, q.options)
         retriever = self.options["retriever"] or self.rt.settings.retrieval.retriever
         k = int(self.options["per_corpus_k"])
-        run.passages = (
-            await asyncio.to_thread(self.rt.searcher.search, [run.query.text], k, retriever)
-        )[0]
+        run.passages = await retrieve_passages(self.rt, q, run.query.text, k, retriever)
         chunks: list[Chunk] = []
         for p in run.passages:
             for i, piece in enumerate(rechunk(p.text, int(self.options["max_chunk_tokens"]))):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from biorag.answer.floor import answer_without_llm
 from biorag.answer.reader import read_free_text, read_multiple_choice
-from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
+from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question, retrieve_passages
 
 
 class RetrieveRead(QAMethod):
@@ -22,9 +20,7 @@ class RetrieveRead(QAMethod):
         query = question.text
         if question.options:
             query += " " + " ".join(question.options.values())
-        passages = (
-            await asyncio.to_thread(self.rt.searcher.search, [query], k, retriever, "chunk")
-        )[0]
+        passages = await retrieve_passages(self.rt, question, query, k, retriever)
         evidence = [p.to_dict() for p in passages]
         texts = [p.text for p in passages]
         llm = self.rt.llm
