@@ -43,10 +43,11 @@ def ensure_demo_index(home: Path, rt: Runtime) -> Path:
 @handle_errors
 def demo(
     question: int = typer.Option(0, "--question", "-q", help="which bundled question (0-39)"),
-    method: str = typer.Option("retrieve-read", "--method"),
+    method: str = typer.Option("claims", "--method", help="claims|retrieve-read|closed-book"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Index 200 bundled PubMedQA abstracts (MIT licence) and answer one of their questions."""
+    """Index 200 bundled PubMedQA abstracts (MIT licence) and answer one of their questions
+    with CLAIMS, writing the page of its claim graph."""
     s = STATE.settings()
     questions = demo_questions()
     if not 0 <= question < len(questions):
@@ -57,7 +58,10 @@ def demo(
     index = ensure_demo_index(s.home_path, rt)
     rt.index_paths = [index]
     try:
-        ans, accounting = run_question(rt, q["question"], method, q["options"])
+        graph_page = s.home_path / "demo-graph.html" if method == "claims" else None
+        ans, accounting = run_question(
+            rt, q["question"], method, q["options"], graph_html=graph_page
+        )
     finally:
         rt.close()
     mode = (
@@ -79,4 +83,6 @@ def demo(
     print_answer(ans, q["options"])
     gold = q["gold"]
     typer.echo(f"Expert label: {gold}. {q['options'][gold]}")
+    if graph_page:
+        typer.echo(f"Claim graph page: {graph_page}")
     print_accounting(accounting)
