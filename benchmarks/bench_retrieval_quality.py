@@ -36,7 +36,7 @@ Rows:
     title snippets (``beginSection`` = title) can be up-weighted); (e) BM25 k1/b, depth of the
     candidate lists before fusion; then all of them by coordinate ascent, and one setting for
     every corpus (the candidate with the best mean dev objective), also run through the
-    library's own functions (``BM25Index.build(k1, b)``, ``expand.convex_score_fusion``).
+    library's own functions (``BM25Index.build(k1, b)``, ``fusion.convex_score_fusion``).
   Every tunable is chosen on the development queries only (objective MRR@10 for PubMedQA,
   BioASQ MAP@10 for BioASQ); the held-out test queries are scored once per row.
 
@@ -383,7 +383,7 @@ def rrf(
 
 def combsum(lists: Sequence[Ranked], weights: Sequence[float], id_order: np.ndarray) -> Ranked:
     """Convex score fusion: per query, each list's scores min-max normalized over its
-    candidates (absent = 0), weighted and summed (``biorag.retrieve.expand.convex_score_fusion``
+    candidates (absent = 0), weighted and summed (``biorag.retrieve.fusion.convex_score_fusion``
     vectorized)."""
     nq = lists[0].nq
     n_items = len(id_order)
@@ -1160,7 +1160,7 @@ def markdown(res: dict[str, Any]) -> str:
         chk = res["default_via_library_functions"]
         lines.append(
             "the 'defaults' row through BM25Index.build(k1, b) + DenseIndex + "
-            "expand.convex_score_fusion + first occurrence, query by query: max |diff| "
+            "fusion.convex_score_fusion + first occurrence, query by query: max |diff| "
             f"{chk['max_abs_diff_vs_row']:.4f}"
         )
     return "\n".join(lines)
