@@ -194,3 +194,20 @@ def test_vectors_argument_and_empty_input() -> None:
     assert len(deduplicate_entities([], VecEmbedder(dim=4))) == 0
     with pytest.raises(ValueError, match="embedder or vectors"):
         deduplicate_entities(["a"])
+
+
+def test_names_with_different_numbers_never_merge():
+    import numpy as np
+
+    from biorag.graph.dedup import deduplicate_entities
+
+    names = ["BRCA1", "BRCA2", "BRCA", "type 2 diabetes", "type 2 diabetes mellitus"]
+    v = np.zeros((5, 4), dtype=np.float32)
+    v[:3, 0] = 1.0  # the three BRCA names embed identically
+    v[3:, 1] = 1.0
+    c = deduplicate_entities(names, vectors=v)
+    assert c.canonical("BRCA1") != c.canonical("BRCA2")
+    assert c.canonical("BRCA") in {c.canonical("BRCA1"), c.canonical("BRCA2")}
+    assert c.canonical("type 2 diabetes") == c.canonical("type 2 diabetes mellitus")
+    paper = deduplicate_entities(names, vectors=v, split_on_digits=False)
+    assert paper.canonical("BRCA1") == paper.canonical("BRCA2")

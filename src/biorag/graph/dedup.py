@@ -20,6 +20,7 @@ representative name: the most frequent member, then the shortest, then alphabeti
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -126,6 +127,30 @@ def _display_forms(names: Iterable[str]) -> tuple[list[str], dict[str, str], Cou
     return list(spellings), display, counts
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _split_by_digits(keys: list[str], labels: np.ndarray, next_label: int) -> int:
+    """Split clusters so that all members with digits share the same digit sequence."""
+    by_label: dict[int, list[int]] = {}
+    for i, label in enumerate(labels.tolist()):
+        if label >= 0:
+            by_label.setdefault(label, []).append(i)
+    for members in by_label.values():
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i in members:
+            groups.setdefault(tuple(_DIGITS.findall(keys[i])), []).append(i)
+        with_digits = [g for sig, g in groups.items() if sig]
+        if len(with_digits) <= 1:
+            continue
+        # The largest digit group keeps the label (and the digit-free names); others split off.
+        with_digits.sort(key=len, reverse=True)
+        for group in with_digits[1:]:
+            labels[group] = next_label
+            next_label += 1
+    return next_label
+
+
 def deduplicate_entities(
     names: Iterable[str],
     embedder: Embedder | None = None,
@@ -135,12 +160,18 @@ def deduplicate_entities(
     vectors: np.ndarray | None = None,
     max_block: int = 20000,
     index: IndexKind = "auto",
+    split_on_digits: bool = True,
 ) -> EntityClusters:
     """Cluster entity names (with repetitions: counts choose representatives) by embedding.
 
     ``embedder`` embeds one display form per distinct non-numeric entity; alternatively
     ``vectors`` gives one row per distinct normalized name in first-seen order (all of them,
     numeric ones included; tests and benchmarks). Empty names are ignored.
+
+    ``split_on_digits`` (our addition, not in the paper): names whose digit sequences differ
+    never share a cluster ("BRCA1" / "BRCA2", "IL-6" / "IL-8", "type 1" / "type 2 diabetes"),
+    since small embedding models place them close together; names without digits stay with the
+    largest group of their cluster.
     """
     keys, display, counts = _display_forms(names)
     numeric = [is_numeric_entity(k) for k in keys]
@@ -162,6 +193,8 @@ def deduplicate_entities(
         labels[to_cluster] = result.labels
         method, exact, stats = result.method, result.exact, dict(result.stats)
     next_label = int(labels.max(initial=-1)) + 1
+    if split_on_digits:
+        next_label = _split_by_digits(keys, labels, next_label)
     for i, is_num in enumerate(numeric):
         if is_num:
             labels[i] = next_label
