@@ -6,14 +6,22 @@ from typing import Any
 
 from biorag.errors import BioragError
 from biorag.methods.base import QAMethod, Runtime
+from biorag.methods.claim_chunks import ClaimChunks
 from biorag.methods.claims import Claims
 from biorag.methods.closed_book import ClosedBook
+from biorag.methods.hyde import HyDE
+from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
+from biorag.methods.rewrite import Rewrite
 
 METHODS: dict[str, type[QAMethod]] = {
     ClosedBook.name: ClosedBook,
     RetrieveRead.name: RetrieveRead,
     Claims.name: Claims,
+    Rewrite.name: Rewrite,
+    HyDE.name: HyDE,
+    Raptor.name: Raptor,
+    ClaimChunks.name: ClaimChunks,
 }
 
 

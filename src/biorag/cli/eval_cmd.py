@@ -1,0 +1,110 @@
+"""``biorag eval``: run methods on a benchmark (resumable); ``biorag eval report``: its tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from biorag.cli.common import STATE, emit_json, handle_errors, parse_json_option
+from biorag.errors import BioragError
+
+app = typer.Typer(
+    help="Evaluate QA methods on a benchmark; resumable, with per-question accounting.",
+)
+
+
+def _methods(value: str | None) -> list[str]:
+    methods = [m.strip() for m in (value or "").split(",") if m.strip()]
+    if not methods:
+        raise BioragError("pass --methods m1,m2 (e.g. --methods closed-book,claims)")
+    return methods
+
+
+@app.callback(invoke_without_command=True)
+@handle_errors
+def run(
+    ctx: typer.Context,
+    dataset: str = typer.Option(None, "--dataset", help="benchmark name (pubmedqa, mirage, ...)"),
+    data: Path = typer.Option(None, "--data", help="the dataset file or folder"),
+    split: str = typer.Option(None, "--split", help="e.g. test (PubMedQA's 500 test questions)"),
+    setting: str = typer.Option(
+        None,
+        "--setting",
+        help="reasoning-required (given context) | open (retrieve); the loader checks it",
+    ),
+    index: list[Path] = typer.Option([], "--index", help="index dir (repeat: one per corpus)"),
+    methods: str = typer.Option(None, "--methods", help="comma-separated: closed-book,claims"),
+    method_options: str = typer.Option(
+        None, "--method-options", help='JSON keyed by method: {"claims": {"mode": "faithful"}}'
+    ),
+    out: Path = typer.Option(None, "--out", help="run directory (created, or resumed)"),
+    limit: int = typer.Option(None, "--limit", help="only the first N questions"),
+    concurrency: int = typer.Option(4, "--concurrency", help="questions answered at once"),
+    retry_errors: bool = typer.Option(
+        True, "--retry-errors/--keep-errors", help="on resume, answer failed questions again"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
+) -> None:
+    """Answer every question with every method into OUT, resuming a killed run, then score it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not dataset or data is None or out is None:
+        raise BioragError("biorag eval needs --dataset NAME --data PATH --methods m1,m2 --out DIR")
+    if not Path(data).exists():
+        raise BioragError(f"--data {data} does not exist")
+    names = _methods(methods)
+    mopts = parse_json_option(method_options, "--method-options") or {}
+    if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):
+        raise BioragError(
+            '--method-options must be a JSON object keyed by method, e.g. {"claims": {"mode": '
+            '"faithful"}}'
+        )
+    from biorag.eval.report import accounting_table, metrics_table, write_report
+    from biorag.eval.runner import run_eval
+
+    summary = run_eval(
+        STATE.settings(),
+        dataset,
+        data,
+        split=split,
+        setting=setting,
+        index_paths=list(index),
+        methods=names,
+        method_options=mopts,
+        out_dir=out,
+        limit=limit,
+        concurrency=concurrency,
+        retry_errors=retry_errors,
+    )
+    report = write_report(out)
+    typer.echo(
+        f"{summary.answered_now} answers now ({summary.errors_now} failed), "
+        f"{summary.already_done} from before; report: {report}",
+        err=True,
+    )
+    typer.echo(accounting_table(summary.metrics), err=True)
+    if as_json:
+        emit_json(summary.metrics)
+        return
+    typer.echo(metrics_table(summary.metrics))
+
+
+@app.command()
+@handle_errors
+def report(
+    out: Path = typer.Option(..., "--out", help="where report.md goes (a run directory)"),
+    run_dirs: list[Path] = typer.Option(
+        [], "--run", help="run directories to merge into one table (default: --out itself)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the merged metrics"),
+) -> None:
+    """Rebuild report.md (and accuracy.png) from finished run directories."""
+    from biorag.eval.records import METRICS_FILE, read_json
+    from biorag.eval.report import write_report
+
+    path = write_report(out, list(run_dirs) or None)
+    if as_json:
+        emit_json({str(d): read_json(Path(d) / METRICS_FILE) for d in (run_dirs or [out])})
+        return
+    typer.echo(f"report: {path}")

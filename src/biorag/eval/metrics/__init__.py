@@ -1,0 +1,224 @@
+"""Evaluation measures and :func:`score_dataset`, which picks them by dataset and question type.
+
+* multiple choice (MedQA, MedMCQA, MMLU, PubMedQA as A/B/C): accuracy (:mod:`.qa`); PubMedQA adds
+  macro-F1 over yes/no/maybe, as its official ``evaluation.py`` does; per-subset accuracy where
+  items carry a ``subset`` (e.g. the MMLU subject); yes/no(/maybe) questions that carry options
+  outside BioASQ (MIRAGE's pubmedqa and bioasq subsets) are choice questions too;
+* BioASQ (:mod:`.bioasq`): yes/no accuracy and macro-F1, factoid strict/lenient accuracy and MRR,
+  list precision/recall/F1, document precision/recall/F1/MAP/GMAP when predictions carry
+  ``documents``; summary questions are counted, not scored;
+* MASH-QA (:mod:`.mashqa`): sentence precision/recall/F1/exact match;
+* BioCDQA: document precision/recall/F1 (:mod:`.retrieval`); its answers are judged by an LLM
+  elsewhere. Other datasets get the same document block when predictions carry ``documents``
+  and items carry ``gold_docs``.
+
+A prediction is a mapping with at least ``prediction`` (a letter, a text, or a list; ``answer``
+is accepted as an alias) and optionally ``documents`` (ranked ids), ``sentences`` and
+``parse_failed``. A bare value stands for ``{"prediction": value}``. A missing prediction, an empty
+one, or one marked ``parse_failed`` is scored as wrong (never dropped from the denominator).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from biorag.eval.datasets.base import QAItem
+from biorag.eval.metrics.bioasq import (
+    document_measures,
+    factoid_measures,
+    list_measures,
+    yesno_measures,
+)
+from biorag.eval.metrics.mashqa import sentence_measures
+from biorag.eval.metrics.qa import accuracy, is_unanswered, macro_f1, per_subset
+from biorag.eval.metrics.retrieval import mean_document_prf, retrieval_measures
+
+__all__ = [
+    "accuracy",
+    "dataset_family",
+    "document_measures",
+    "factoid_measures",
+    "list_measures",
+    "macro_f1",
+    "mean_document_prf",
+    "per_subset",
+    "retrieval_measures",
+    "score_dataset",
+    "sentence_measures",
+    "yesno_measures",
+]
+
+
+def dataset_family(dataset: str) -> str:
+    """``pubmedqa``, ``bioasq``, ``mashqa``, ``biocdqa`` or ``generic`` from a dataset name."""
+    key = re.sub(r"[^a-z0-9]", "", dataset.lower())
+    for family in ("pubmedqa", "bioasq", "mashqa", "biocdqa"):
+        if family in key:
+            return family
+    return "generic"
+
+
+def _entry(predictions: Mapping[str, Any], item_id: str) -> dict[str, Any] | None:
+    value = predictions.get(item_id)
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        entry = dict(value)
+        if "prediction" not in entry and "answer" in entry:
+            entry["prediction"] = entry["answer"]
+        return entry
+    return {"prediction": value}
+
+
+def _value(entry: dict[str, Any] | None, key: str = "prediction") -> Any:
+    """The entry's field, or ``None`` when there is no entry or it failed to parse."""
+    if entry is None or entry.get("parse_failed"):
+        return None
+    return entry.get(key)
+
+
+def _has_answer(entry: dict[str, Any]) -> bool:
+    return any(not is_unanswered(entry.get(k)) for k in ("prediction", "sentences", "documents"))
+
+
+def _choice(value: Any, options: Mapping[str, str]) -> str | None:
+    """An option letter for a letter or an option text (case-insensitive); else the text."""
+    if is_unanswered(value) or not isinstance(value, str | int):
+        return None
+    s = str(value).strip()
+    for k in options:
+        if k.casefold() == s.casefold():
+            return k
+    for k, text in options.items():
+        if text.strip().casefold() == s.casefold():
+            return k
+    return s
+
+
+def _label(value: Any, options: Mapping[str, str]) -> str | None:
+    """The option text a letter stands for (e.g. "yes"), or the value's own text."""
+    c = _choice(value, options)
+    if c is None:
+        return None
+    return options.get(c, c).strip().casefold()
+
+
+def _gold_sentences(item: QAItem) -> list[Any]:
+    if isinstance(item.gold, list | tuple):
+        return list(item.gold)
+    return list(item.gold_snippets)
+
+
+def _pred_sentences(entry: dict[str, Any] | None) -> list[Any]:
+    sents = _value(entry, "sentences")
+    if is_unanswered(sents):
+        pred = _value(entry)
+        sents = pred if isinstance(pred, list | tuple) else None
+    return list(sents) if sents else []
+
+
+def _score_choice(items: list[QAItem], entries: list[Any], family: str) -> dict[str, Any]:
+    """Accuracy (and, for PubMedQA, macro-F1 over the option texts) of option-letter answers."""
+    subsets = [it.subset for it in items]
+    golds = [_choice(it.gold, it.options) for it in items]
+    preds = [_choice(_value(e), it.options) for it, e in zip(items, entries, strict=True)]
+    out: dict[str, Any] = {"accuracy": accuracy(golds, preds)}
+    by_subset = per_subset(subsets, golds, preds) if any(subsets) else {}
+    if family == "pubmedqa":
+        lg = [_label(it.gold, it.options) for it in items]
+        lp = [_label(_value(e), it.options) for it, e in zip(items, entries, strict=True)]
+        out["macro_f1"] = macro_f1(lg, lp)
+        if by_subset:
+            for name, row in per_subset(subsets, lg, lp, {"macro_f1": macro_f1}).items():
+                by_subset[name]["macro_f1"] = row["macro_f1"]
+    if by_subset:
+        out["per_subset"] = by_subset
+    return out
+
+
+def score_dataset(
+    dataset: str, items: Sequence[QAItem], predictions: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Score ``predictions`` (item id -> prediction) on ``items`` with the dataset's measures.
+
+    Returns ``dataset``, ``n`` (items), ``answered`` (a non-empty prediction that parsed),
+    ``unparseable`` (``parse_failed``), ``missing`` (no prediction), then one block per measure
+    family present: ``accuracy``/``macro_f1``/``per_subset`` for multiple choice, ``yesno``,
+    ``factoid``, ``list``, ``summary`` (count only), ``sentences`` and ``documents``.
+    """
+    family = dataset_family(dataset)
+    items = list(items)
+    entries = [_entry(predictions, it.id) for it in items]
+    out: dict[str, Any] = {
+        "dataset": dataset,
+        "n": len(items),
+        "answered": sum(
+            1 for e in entries if e is not None and not e.get("parse_failed") and _has_answer(e)
+        ),
+        "unparseable": sum(1 for e in entries if e is not None and e.get("parse_failed")),
+        "missing": sum(1 for e in entries if e is None),
+    }
+    pairs = list(zip(items, entries, strict=True))
+
+    def of(*types: str) -> tuple[list[QAItem], list[Any]]:
+        sel = [(it, e) for it, e in pairs if it.question_type in types]
+        return [it for it, _ in sel], [e for _, e in sel]
+
+    # Choice questions: everything in PubMedQA; elsewhere multiple choice, and yes/no(/maybe)
+    # questions with options (MIRAGE) except in BioASQ, whose yes/no has its own measures.
+    if family == "pubmedqa":
+        mc_items, mc_entries = items, entries
+    else:
+        sel = [
+            (it, e)
+            for it, e in pairs
+            if it.question_type == "multiple_choice"
+            or (it.question_type == "yesno" and it.options and family != "bioasq")
+        ]
+        mc_items, mc_entries = [it for it, _ in sel], [e for _, e in sel]
+    if mc_items:
+        out.update(_score_choice(mc_items, mc_entries, family))
+
+    if family == "mashqa":
+        sp_items, sp_entries = items, entries
+    else:
+        sp_items, sp_entries = of("span")
+    if family != "pubmedqa":
+        yn = [
+            (it, e)
+            for it, e in pairs
+            if it.question_type == "yesno" and (family == "bioasq" or not it.options)
+        ]
+        yn_items, yn_entries = [it for it, _ in yn], [e for _, e in yn]
+        if yn_items:
+            out["yesno"] = yesno_measures(
+                [_label(it.gold, it.options) for it in yn_items],
+                [_label(_value(e), it.options) for it, e in zip(yn_items, yn_entries, strict=True)],
+            )
+        for qtype, fn in (("factoid", factoid_measures), ("list", list_measures)):
+            q_items, q_entries = of(qtype)
+            if q_items:
+                out[qtype] = fn([it.gold for it in q_items], [_value(e) for e in q_entries])
+        summ = sum(1 for it in items if it.question_type in ("summary", "free"))
+        if summ and family in ("bioasq", "generic"):
+            out["summary"] = {"n": summ}
+        if sp_items:
+            out["sentences"] = sentence_measures(
+                [_gold_sentences(it) for it in sp_items], [_pred_sentences(e) for e in sp_entries]
+            )
+
+    with_docs = [(it, e) for it, e in pairs if it.gold_docs]
+    wants_docs = family in ("bioasq", "biocdqa") or any(
+        e is not None and "documents" in e for e in entries
+    )
+    if with_docs and wants_docs:
+        golds = [it.gold_docs for it, _ in with_docs]
+        # Retrieval is scored even when the answer failed to parse.
+        preds = [(e or {}).get("documents") or [] for _, e in with_docs]
+        if family == "bioasq":
+            out["documents"] = document_measures(golds, preds)
+        else:
+            out["documents"] = mean_document_prf(golds, preds)
+    return out

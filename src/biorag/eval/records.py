@@ -1,0 +1,162 @@
+"""The files of an evaluation run directory and the prediction records in it.
+
+A run directory holds::
+
+    run.json           the run's configuration (what a resumed run must match)
+    predictions.jsonl  one record per (method, question), appended as each answer finishes
+    metrics.json       per-method metrics, written when every pending question is answered
+    report.md          tables shaped like the papers' (``biorag eval report``)
+    accuracy.png       accuracy per method per column (when matplotlib is installed)
+
+A prediction record (one JSON line) has the keys of :data:`RECORD_KEYS`. Lines are written
+whole, flushed and fsynced one at a time, so a killed run leaves at most one cut-off last line:
+:func:`read_predictions` drops it (with a warning) and, with ``repair=True``, truncates it from
+the file. The latest record of a (method, question) pair is the one that counts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from biorag.errors import BioragError
+
+log = logging.getLogger("biorag.eval")
+
+RUN_FILE = "run.json"
+PREDICTIONS_FILE = "predictions.jsonl"
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.md"
+CHART_FILE = "accuracy.png"
+
+RECORD_KEYS = (
+    "question_id",
+    "method",
+    "subset",
+    "question_type",
+    "options",
+    "prediction",
+    "answer_text",
+    "gold",
+    "correct",
+    "parse_failed",
+    "context",
+    "raw_output",
+    "evidence",
+    "documents",
+    "accounting",
+    "seconds",
+    "error",
+)
+
+
+def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """All complete records of ``path`` in file order (``[]`` when it does not exist).
+
+    A last line without its newline was cut off mid-write: it is dropped with a warning and,
+    with ``repair=True``, cut from the file so appends start on a clean line. A line before the
+    last that is not a JSON object means the file was edited or two runs wrote to it: that is an
+    error naming the line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    records: list[dict[str, Any]] = []
+    good_end = 0
+    pos = 0
+    lineno = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        lineno += 1
+        if nl < 0:
+            log.warning(
+                "%s: dropping a truncated last line (%d bytes, line %d) left by an interrupted "
+                "run; that question will be answered again",
+                path,
+                len(data) - pos,
+                lineno,
+            )
+            break
+        line = data[pos:nl].strip()
+        if line:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                rec = None
+            if not isinstance(rec, dict) or "method" not in rec or "question_id" not in rec:
+                raise BioragError(
+                    f"{path} line {lineno} is not a prediction record; the file was edited or "
+                    "written by two runs at once: delete that line, or use a new --out"
+                )
+            records.append(rec)
+        pos = nl + 1
+        good_end = pos
+    if repair and good_end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return records
+
+
+def latest_records(records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The last record of every (method, question_id) pair."""
+    return {(r["method"], str(r["question_id"])): r for r in records}
+
+
+class PredictionWriter:
+    """Appends records to ``predictions.jsonl``: one whole line per record, flushed and fsynced.
+
+    Holds an exclusive lock on the file while open (where the platform has ``fcntl``), so two
+    runs cannot write into the same directory at once.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+        try:
+            import fcntl
+
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        except OSError:
+            self._fh.close()
+            raise BioragError(
+                f"another run is writing {self.path}; wait for it or use a new --out"
+            ) from None
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        self._fh.write(line.encode("utf-8"))
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> PredictionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_json(path: str | Path) -> dict[str, Any]:
+    """A JSON object from ``path``; a clear error when it is missing or not JSON."""
+    path = Path(path)
+    if not path.is_file():
+        raise BioragError(f"{path} does not exist; is {path.parent} an evaluation run directory?")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise BioragError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise BioragError(f"{path} is not a JSON object")
+    return data

@@ -1,0 +1,211 @@
+"""What the retrieval baselines share: options, reranking, filling the context, reading it.
+
+The baselines of the CLAIMS paper (section 4.2 and appendix J) all end the same way: ranked
+texts (chunks, tree nodes or claims) are added to the reader's context in rank order until the
+context limit is reached, then the reader answers from that context (no LLM: the option-scoring
+floor over the same texts). :func:`fill_context` is that step; :func:`answer_from_context`
+builds the :class:`~biorag.methods.base.Answer` every baseline returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from biorag.corpus.tokens import TokenCounter, default_counter
+from biorag.errors import BioragError
+from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
+from biorag.methods.claims import DEFAULTS as CLAIMS_DEFAULTS
+
+T = TypeVar("T")
+
+#: The context limit of the baselines: the CLAIMS one (2,000 tokens), so every method reads
+#: the same amount of text.
+DEFAULT_TOKEN_LIMIT: int = int(CLAIMS_DEFAULTS["token_limit"])
+READERS = ("two-call", "one-call")
+FLOOR_NOTE = "no-LLM floor (configure [llm] for a real reader)"
+
+
+def fill_context(
+    texts_ranked: Sequence[str],
+    token_limit: int = DEFAULT_TOKEN_LIMIT,
+    counter: TokenCounter | None = None,
+) -> list[str]:
+    """The texts, in rank order, added while their token total stays within ``token_limit``.
+
+    Filling stops at the first text that does not fit ("until the context limit is reached");
+    a first text that alone exceeds the limit is cut to it, so the context is never empty when
+    there is text. Empty texts are skipped. Counts use ``counter`` (default: the bundled
+    WordPiece tokenizer), whose pre-tokenizer splits on whitespace, so the texts joined by blank
+    lines count exactly the sum of their counts.
+    """
+    from biorag.summarize.base import truncate_tokens
+
+    counter = counter or default_counter()
+    out: list[str] = []
+    used = 0
+    for text in texts_ranked:
+        if not text or not text.strip():
+            continue
+        n = counter.count(text)
+        if used + n > token_limit:
+            if not out and token_limit > 0:
+                cut = truncate_tokens(text, token_limit, counter)
+                if cut:
+                    out.append(cut)
+            break
+        out.append(text)
+        used += n
+    return out
+
+
+def fill_ranked(
+    ranked: Sequence[T],
+    key: Callable[[T], str],
+    token_limit: int = DEFAULT_TOKEN_LIMIT,
+    counter: TokenCounter | None = None,
+) -> list[tuple[T, str]]:
+    """:func:`fill_context` over items: ``(item, text as it entered the context)`` in rank
+    order (the first text may have been cut to the limit; items with empty text are skipped)."""
+    kept = [it for it in ranked if key(it) and key(it).strip()]
+    texts = fill_context([key(it) for it in kept], token_limit, counter)
+    return list(zip(kept, texts, strict=False))
+
+
+async def rerank(
+    rt: Runtime, query: str, items: Sequence[T], key: Callable[[T], str]
+) -> list[tuple[T, float]]:
+    """``(item, score)`` best first by ``rt.reranker`` against ``query`` (ties keep the input
+    order). An LLM judge (``ascore``) runs on this event loop; other rerankers in a worker
+    thread (they are synchronous)."""
+    if not items:
+        return []
+    reranker = rt.reranker
+    ascore = getattr(reranker, "ascore", None)
+    if ascore is None:
+        return await asyncio.to_thread(reranker.rerank, query, list(items), key)
+    import numpy as np
+
+    scores = np.asarray(await ascore(query, [key(it) for it in items]), dtype=np.float64)
+    return [(items[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")]
+
+
+def merge_options(method: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """``defaults`` updated with ``options``; unknown names and bad readers are clear errors."""
+    unknown = set(options) - set(defaults)
+    if unknown:
+        raise BioragError(
+            f"unknown {method} option(s) {sorted(unknown)}; allowed: {sorted(defaults)}"
+        )
+    merged = {**defaults, **options}
+    if "reader" in merged and merged["reader"] not in READERS:
+        raise BioragError(f"{method} reader must be one of {READERS}, got {merged['reader']!r}")
+    if "token_limit" in merged and int(merged["token_limit"]) < 1:
+        raise BioragError(f"{method} token_limit must be at least 1")
+    return merged
+
+
+@dataclass
+class ContextItem:
+    """One text of the context and the retrieved chunks it rests on."""
+
+    text: str
+    chunk_ids: list[str] = field(default_factory=list)
+    score: float = 0.0
+    key: str = ""
+
+
+def evidence_for(items: Sequence[ContextItem], passages: Sequence[Any]) -> list[dict[str, Any]]:
+    """The passages behind ``items`` as dicts, in the order the context first uses them."""
+    by_id = {p.chunk_id: p for p in passages}
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for it in items:
+        for cid in it.chunk_ids:
+            if cid in by_id and cid not in seen:
+                seen.add(cid)
+                out.append(by_id[cid].to_dict())
+    return out
+
+
+async def answer_from_context(
+    rt: Runtime,
+    method: str,
+    question: Question,
+    items: Sequence[ContextItem],
+    passages: Sequence[Any],
+    *,
+    reader: str = "two-call",
+    details: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+) -> Answer:
+    """Read ``items`` (already filled to the limit, in rank order) and answer ``question``.
+
+    The context string is the item texts joined by blank lines; evidence is the passages the
+    items rest on. With no LLM the floor answers over the same texts.
+    """
+    from biorag.answer.floor import answer_without_llm
+    from biorag.answer.reader import (
+        read_free_text,
+        read_multiple_choice,
+        read_multiple_choice_once,
+    )
+
+    texts = [it.text for it in items]
+    base: dict[str, Any] = {
+        "method": method,
+        "question_id": question.id,
+        "context": "\n\n".join(texts),
+        "evidence": evidence_for(items, passages),
+        "details": dict(details or {}),
+    }
+    notes = list(notes or [])
+    llm = rt.llm
+    if llm is None:
+        key_of = {f"ctx{i}": it.chunk_ids for i, it in enumerate(items)}
+        res = await asyncio.to_thread(
+            answer_without_llm,
+            question.text,
+            question.options,
+            [(f"ctx{i}", it.text) for i, it in enumerate(items)],
+            rt.embedder,
+        )
+        return Answer(
+            **base,
+            answer=res.answer,
+            answer_text=res.answer_text,
+            sentences=[
+                AnswerSentence(text=s, chunk_ids=key_of.get(k, [])) for s, k in res.sentences
+            ],
+            notes=[FLOOR_NOTE, *notes, res.rationale],
+        )
+    if question.options:
+        read = read_multiple_choice_once if reader == "one-call" else read_multiple_choice
+        r = await read(llm, question.text, question.options, texts or [""])
+        return Answer(
+            **base,
+            answer=r.answer,
+            answer_text=r.answer_text,
+            raw_output=r.raw_output,
+            parse_failed=r.parse_failed,
+            llm_used=True,
+            notes=notes,
+        )
+    r = await read_free_text(llm, question.text, texts)
+    return Answer(
+        **base,
+        answer=r.answer,
+        answer_text=r.answer_text,
+        raw_output=r.raw_output,
+        sentences=[
+            AnswerSentence(
+                text=s,
+                chunk_ids=sorted({c for i in cites for c in items[i - 1].chunk_ids}),
+            )
+            for s, cites in r.sentences
+        ],
+        llm_used=True,
+        notes=notes,
+    )
