@@ -164,3 +164,23 @@ def test_given_passages_replace_retrieval(tmp_path, hash_embedder):
     assert ans.answer == "B"
     assert [e["corpus"] for e in ans.evidence] == ["given"]
     assert ans.evidence[0]["chunk_id"] == "given:p9:0"
+
+
+def test_regex_answer_extraction_needs_no_second_call(tmp_path):
+    settings = mock_settings(
+        tmp_path, [{"stage": "answer", "response": "Not A. The answer is (B) atorvastatin."}]
+    )
+    settings.answer.extraction = "regex"
+    rt = Runtime(settings)
+    ans = build_method("closed-book", rt).answer_sync(Question(text="LDL?", options=OPTS))
+    assert ans.answer == "B" and not ans.parse_failed
+    assert "answer_extract" not in rt.accounting()["stages"]
+
+
+def test_regex_answer_extraction_reports_failure(tmp_path):
+    settings = mock_settings(tmp_path, [{"stage": "answer", "response": "I cannot tell."}])
+    settings.answer.extraction = "regex"
+    ans = build_method("closed-book", Runtime(settings)).answer_sync(
+        Question(text="LDL?", options=OPTS)
+    )
+    assert ans.parse_failed and ans.answer == ""

@@ -107,6 +107,14 @@ class RetrievalSettings(_Section):
     hnsw_min_size: int = Field(default=200_000, ge=1)
 
 
+class AnswerSettings(_Section):
+    extraction: Literal["json", "regex"] = Field(
+        default="json",
+        description="how the option letter is read from a model's answer: a second call that "
+        'returns {"answer": ...} (CLAIMS) or regular expressions (VectorGraphRAG)',
+    )
+
+
 class Settings(_Section):
     home: str = Field(default=".biorag", description="caches and the demo index live here")
     llm: LLMSettings = Field(default_factory=LLMSettings)
@@ -114,6 +122,7 @@ class Settings(_Section):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
 
     @property
     def home_path(self) -> Path:
@@ -130,7 +139,7 @@ class Settings(_Section):
         return self.home_path / "embed_cache"
 
 
-_SECTIONS = ("llm", "embed", "rerank", "chunking", "retrieval")
+_SECTIONS = ("llm", "embed", "rerank", "chunking", "retrieval", "answer")
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:

@@ -43,9 +43,18 @@ def number_passages(texts: list[str]) -> str:
 
 
 async def extract_letter(
-    llm, question: str, options: dict[str, str], response: str
+    llm, question: str, options: dict[str, str], response: str, extraction: str = "json"
 ) -> tuple[str, bool, str]:
-    """Second call: the option letter the written answer chose. Returns (letter, failed, raw)."""
+    """The option letter the written answer chose. Returns (letter, failed, raw).
+
+    ``extraction="json"``: a second call that answers ``{"answer": "<letter>"}`` (CLAIMS);
+    ``"regex"``: regular expressions over the answer itself, no call (VectorGraphRAG).
+    """
+    if extraction == "regex":
+        from biorag.answer.regex_extract import extract_letter_regex
+
+        found = extract_letter_regex(response, list(options), options=options)
+        return (found or "", found is None, "")
     letters = list(options)
     tpl = PromptTemplate.load(PROMPTS, "extract_letter")
     req = ChatRequest(
@@ -84,7 +93,7 @@ def reasoning_schema(letters: list[str]) -> dict[str, Any]:
 
 
 async def read_multiple_choice_once(
-    llm, question: str, options: dict[str, str], context: list[str]
+    llm, question: str, options: dict[str, str], context: list[str], extraction: str = "json"
 ) -> ReaderResult:
     """One call: reasoning and letter together as JSON (batched modes). If the letter cannot be
     read, the extraction call of the two-call reader gets the raw answer; nothing is guessed."""
@@ -103,12 +112,16 @@ async def read_multiple_choice_once(
     if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
         letter = _canonical(value.strip(), letters)
         return ReaderResult(letter, options[letter], resp.text, parse_failed=False)
-    letter, failed, raw = await extract_letter(llm, question, options, resp.text)
+    letter, failed, raw = await extract_letter(llm, question, options, resp.text, extraction)
     return ReaderResult(letter, options.get(letter, ""), resp.text + "\n---\n" + raw, failed)
 
 
 async def read_multiple_choice(
-    llm, question: str, options: dict[str, str], context: list[str] | None
+    llm,
+    question: str,
+    options: dict[str, str],
+    context: list[str] | None,
+    extraction: str = "json",
 ) -> ReaderResult:
     """Reason over the context (or none: closed book), then extract the letter (two calls)."""
     name = "read" if context else "closed_book"
@@ -124,7 +137,7 @@ async def read_multiple_choice(
             template_version=tpl.version,
         )
     )
-    letter, failed, raw = await extract_letter(llm, question, options, resp.text)
+    letter, failed, raw = await extract_letter(llm, question, options, resp.text, extraction)
     return ReaderResult(
         answer=letter,
         answer_text=options.get(letter, ""),

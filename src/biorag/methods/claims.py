@@ -249,7 +249,13 @@ class Claims(QAMethod):
                 if self.options["mode"] == "batched"
                 else (read_multiple_choice)
             )
-            r = await read(llm, question.text, question.options, summary_texts or [""])
+            r = await read(
+                llm,
+                question.text,
+                question.options,
+                summary_texts or [""],
+                self.rt.settings.answer.extraction,
+            )
             out = Answer(
                 **base,
                 answer=r.answer,

@@ -36,7 +36,9 @@ class ClosedBook(QAMethod):
             )
         if not question.options:
             raise BioragError("closed-book answers multiple-choice questions; pass --options JSON")
-        res = await read_multiple_choice(llm, question.text, question.options, None)
+        res = await read_multiple_choice(
+            llm, question.text, question.options, None, self.rt.settings.answer.extraction
+        )
         return Answer(
             method=self.name,
             question_id=question.id,

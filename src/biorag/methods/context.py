@@ -183,7 +183,9 @@ async def answer_from_context(
         )
     if question.options:
         read = read_multiple_choice_once if reader == "one-call" else read_multiple_choice
-        r = await read(llm, question.text, question.options, texts or [""])
+        r = await read(
+            llm, question.text, question.options, texts or [""], rt.settings.answer.extraction
+        )
         return Answer(
             **base,
             answer=r.answer,

@@ -45,7 +45,9 @@ class RetrieveRead(QAMethod):
                 notes=["no-LLM floor (configure [llm] for a real reader)", res.rationale],
             )
         if question.options:
-            r = await read_multiple_choice(llm, question.text, question.options, texts)
+            r = await read_multiple_choice(
+                llm, question.text, question.options, texts, self.rt.settings.answer.extraction
+            )
             return Answer(
                 **base,
                 answer=r.answer,
