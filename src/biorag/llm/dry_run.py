@@ -92,6 +92,22 @@ def dry_run_responder(req: ChatRequest) -> str:
         return _first_words(prompt, 60)
     if stage == "answer" and req.json_schema is not None:
         return json.dumps({"reasoning": "dry run", "answer": "A"})
+    if stage == "kg_answer":
+        return "The answer is A."
+    if stage == "kg_triplets":
+        question = _first_words(_after(prompt, "Question:").splitlines()[0], 6)
+        answer = _after(prompt, "Correct answer:").splitlines()[0]
+        return f"SUBJECT: {question}\nPREDICATE: has the answer\nOBJECT: {answer}"
+    if stage == "kg_triplets_text":
+        return _triple_lines(_after(prompt, "Sentence:").splitlines()[0])
+    if stage == "kg_triplets_batch":
+        numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
+        return json.dumps(
+            [
+                {"id": n, "subject": "item", "predicate": "relates to", "object": f"answer {n}"}
+                for n in numbers
+            ]
+        )
     if stage == "answer_extract":
         return '{"answer": "A"}'
     if stage == "rerank":

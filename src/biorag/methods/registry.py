@@ -13,6 +13,7 @@ from biorag.methods.hyde import HyDE
 from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
 from biorag.methods.rewrite import Rewrite
+from biorag.methods.vectorgraphrag import VectorGraphRAG
 
 METHODS: dict[str, type[QAMethod]] = {
     ClosedBook.name: ClosedBook,
@@ -22,6 +23,7 @@ METHODS: dict[str, type[QAMethod]] = {
     HyDE.name: HyDE,
     Raptor.name: Raptor,
     ClaimChunks.name: ClaimChunks,
+    VectorGraphRAG.name: VectorGraphRAG,
 }
 
 

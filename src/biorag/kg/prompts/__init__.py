@@ -1,0 +1,1 @@
+"""Prompt templates of the VectorGraphRAG knowledge-graph operators (``.txt`` files)."""

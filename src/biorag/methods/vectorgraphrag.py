@@ -1,0 +1,216 @@
+"""VectorGraphRAG (seed 004): ranked KG triplets as the context of one LLM generation.
+
+Options: ``kg`` (the KG directory, ``DIR/kg.sqlite``; required, ``--kg``; a ``Runtime`` with a
+``kg_path`` attribute is read when the option is absent), ``backend`` (store backend, default
+``sqlite``), ``k`` (10), ``top_n`` (300), ``min_entity_sim`` (0.9), ``min_triplet_sim`` (0.1),
+``use_options`` (true), ``direction`` (``out``), ``paper_compat`` (false).
+
+The entity index (``DIR/entities.*``) is opened once per method instance and extended with the
+store's new entities, never rebuilt per question. Retrieval runs on one private worker thread
+(the store and index are touched from that thread only). The reader gets the paper's prompt
+structure (system prompt, then the evaluation instruction, the triplets as context, the
+question, the options) and its answer is read by regular expression
+(:func:`~biorag.answer.regex_extract.extract_letter_regex`). ``paper_compat`` adds, besides the
+retrieval defects of :mod:`biorag.kg.retrieval`, the public code's reader defects: the system
+prompt merged into the user turn, and its letter extraction with the ``[aA]answer`` typo
+(:func:`extract_letter_paper`). Without an LLM the no-LLM floor answers over the triplet texts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from biorag.answer.floor import answer_without_llm
+from biorag.answer.regex_extract import extract_letter_regex
+from biorag.errors import BioragError
+from biorag.llm.prompts import PromptTemplate
+from biorag.llm.types import ChatRequest
+from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
+
+STAGE = "kg_answer"
+TASK_MC = "Answer it by choosing the correct option."
+TASK_OPEN = "Answer it briefly."
+NO_CONTEXT = "(no matching facts in the knowledge graph)"
+
+
+@cache
+def _template() -> PromptTemplate:
+    return PromptTemplate.load("biorag.kg.prompts", "kg_answer")
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def extract_letter_paper(
+    text: str | None, options: Mapping[str, str], typo: bool = True
+) -> str | None:
+    """The public code's letter extraction, reproduced (``None`` for its ``'No match'``).
+
+    In order, the first applicable branch decides: a reply under 4 characters -> a standalone
+    letter in it (or nothing); the reply equal to an option line ``"B. text"`` -> its letter;
+    ``[aA]answer( is)?[:.]?\\s?(\\*+)?['"]?[(]?\\s?<letter>\\b`` -> that letter (with ``typo``
+    the pattern needs "aanswer", so this branch never fires on "the answer is B"); the letter
+    most often followed by one of ``.:)'"(*+`` -> it (the first such on ties); else the first
+    option whose text occurs in the reply (case-insensitively).
+    """
+    if not text:
+        return None
+    answer = " ".join(text.split())
+    letters = "".join(re.escape(k) for k in options)
+    if not letters:
+        return None
+    lines = [f"{k}. {v}" for k, v in options.items()]
+    if len(answer) < 4:
+        m = re.search(rf"\b[{letters}]\b", answer)
+        return m.group(0) if m else None
+    if answer in lines:
+        return answer[0]
+    word = "[aA]answer" if typo else "[aA]nswer"
+    m = re.search(rf"{word}( is)?[:.]?\s?(\*+)?['\"]?[\(]?\s?[{letters}]\b", answer)
+    if m:
+        return m.group(0)[-1]
+    found = [x[0] for x in re.findall(rf"\b[{letters}][.:\)'\"(\*+)]", answer)]
+    if found:
+        return max(found, key=found.count)
+    low = answer.lower()
+    return next((k for k, v in options.items() if v.lower() in low), None)
+
+
+class VectorGraphRAG(QAMethod):
+    """Ranked retrieval of KG triplets, then one LLM generation (see the module docstring)."""
+
+    name = "vectorgraphrag"
+    needs_index = False
+
+    def __init__(self, runtime: Any, **options: Any):
+        super().__init__(runtime, **options)
+        o = self.options
+        self.paper_compat = _bool(o.get("paper_compat", False))
+        self.params = {
+            "k": int(o.get("k", 10)),
+            "top_n": int(o.get("top_n", 300)),
+            "min_entity_sim": float(o.get("min_entity_sim", 0.9)),
+            "min_triplet_sim": float(o.get("min_triplet_sim", 0.1)),
+            "use_options": _bool(o.get("use_options", True)),
+            "direction": str(o.get("direction", "out")),
+            "paper_compat": self.paper_compat,
+        }
+        self._retriever: Any | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectorgraphrag")
+
+    def kg_dir(self) -> Path:
+        path = self.options.get("kg") or getattr(self.rt, "kg_path", None)
+        if not path:
+            raise BioragError(
+                "vectorgraphrag needs a knowledge graph: pass --kg DIR (method option kg)"
+            )
+        p = Path(path)
+        if not p.exists():
+            raise BioragError(f"--kg {p}: no such knowledge-graph directory")
+        return p
+
+    def _setup(self) -> Any:
+        if self._retriever is None:
+            from biorag.kg.entity_index import EntityIndex
+            from biorag.kg.retrieval import KGRetriever
+            from biorag.kg.store import open_store
+
+            path = self.kg_dir()
+            store = open_store(path, backend=str(self.options.get("backend", "sqlite")))
+            embedder = self.rt.embedder
+            index = EntityIndex.open(path if path.is_dir() else path.parent, embedder)
+            index.sync(store.entities())
+            self._retriever = KGRetriever(store, index, embedder, **self.params)
+        return self._retriever
+
+    def _retrieve(self, question: Question) -> Any:
+        return self._setup().retrieve(question.text, list(question.options.values()))
+
+    def request(self, question: Question, context: str) -> ChatRequest:
+        tpl = _template()
+        opts = question.options_block()
+        values = {
+            "task": TASK_MC if question.options else TASK_OPEN,
+            "context": context if context or self.paper_compat else NO_CONTEXT,
+            "question": question.text.strip(),
+            "options": f"Options:\n{opts}" if opts else "",
+        }
+        messages = tpl.messages(**values)
+        if self.paper_compat:  # the public code merged the system prompt into the user turn
+            merged = "\n\n".join(m["content"].strip() for m in messages)
+            messages = [{"role": "user", "content": merged}]
+        return ChatRequest(messages=messages, stage=STAGE, template_version=tpl.version)
+
+    async def answer(self, question: Question) -> Answer:
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._pool, self._retrieve, question)
+        ranked = result.triplets
+        texts = [t.text() for t, _ in ranked]
+        evidence = [
+            {"rank": i, "subject": t.subject, "predicate": t.predicate, "object": t.object,
+             "text": t.text(), "score": s, "source_id": t.source_id, "model": t.model}
+            for i, (t, s) in enumerate(ranked, 1)
+        ]  # fmt: skip
+        details = {
+            "search_terms": result.terms,
+            "matched_entities": [
+                {"term": a, "entity": e, "similarity": s} for a, e, s in result.matched_entities
+            ],
+            "triplets": [
+                {"subject": t.subject, "predicate": t.predicate, "object": t.object, "score": s}
+                for t, s in ranked
+            ],
+            "params": self.params,
+        }
+        base = {"method": self.name, "question_id": question.id, "evidence": evidence,
+                "context": "\n".join(texts), "details": details}  # fmt: skip
+        llm = self.rt.llm
+        if llm is None:
+            passages = [
+                (t.source_id or f"triplet:{i}", t.text()) for i, (t, _) in enumerate(ranked, 1)
+            ]
+            res = await loop.run_in_executor(
+                self._pool,
+                answer_without_llm,
+                question.text,
+                question.options,
+                passages,
+                self.rt.embedder,
+            )
+            return Answer(
+                **base,
+                answer=res.answer,
+                answer_text=res.answer_text,
+                sentences=[AnswerSentence(text=s, chunk_ids=[c]) for s, c in res.sentences],
+                notes=[
+                    "no-LLM floor over the KG triplets (configure [llm] for a reader)",
+                    res.rationale,
+                ],
+            )
+        resp = await llm.chat(self.request(question, base["context"]))
+        raw = resp.text
+        if not question.options:
+            return Answer(
+                **base, answer=raw.strip(), answer_text=raw.strip(), raw_output=raw, llm_used=True
+            )
+        if self.paper_compat:
+            letter = extract_letter_paper(raw, question.options)
+        else:
+            letter = extract_letter_regex(raw, list(question.options), question.options)
+        return Answer(
+            **base,
+            answer=letter or "",
+            answer_text=question.options.get(letter, "") if letter else "",
+            raw_output=raw,
+            parse_failed=letter is None,
+            llm_used=True,
+        )

@@ -1,0 +1,107 @@
+"""The VectorGraphRAG method: KG context, the reader request, regex answers, paper_compat, floor."""
+
+from __future__ import annotations
+
+import pytest
+from tests.kg.test_retrieval import OPTIONS, QUESTION, TABLE, TRIPLETS, DictEmbedder
+
+from biorag.answer.regex_extract import extract_letter_regex
+from biorag.config import Settings
+from biorag.errors import BioragError
+from biorag.kg.models import Triplet
+from biorag.kg.store import open_store
+from biorag.llm import LLM, MockBackend
+from biorag.methods.base import Question, Runtime
+from biorag.methods.vectorgraphrag import VectorGraphRAG, extract_letter_paper
+
+Q = Question(id="m1", text=QUESTION, options=dict(zip("ABCD", OPTIONS, strict=True)))
+SYSTEM_START = "You are a helpful assistant with medical knowledge."
+
+
+@pytest.fixture
+def kg(tmp_path):
+    store = open_store(tmp_path / "kg")
+    store.add_triplets(
+        Triplet(subject=s, predicate=p, object=o, source_id=f"src{i}")
+        for i, (s, p, o, *_) in enumerate(TRIPLETS)
+    )
+    store.close()
+    return tmp_path / "kg"
+
+
+def runtime(tmp_path, reply: str | None):
+    rt = Runtime(Settings.model_validate({"home": str(tmp_path / "home")}))
+    rt.__dict__["embedder"] = DictEmbedder(TABLE)
+    rt.__dict__["llm"] = (
+        None if reply is None else LLM(MockBackend(rules=[{"response": reply}]), max_retries=0)
+    )
+    return rt
+
+
+async def test_answer_with_ranked_triplet_context(tmp_path, kg):
+    rt = runtime(tmp_path, "Chloroquine treats malaria, so the answer is A.")
+    a = await VectorGraphRAG(rt, kg=str(kg)).answer(Q)
+    assert a.answer == "A" and a.answer_text == "Chloroquine" and a.llm_used and not a.parse_failed
+    (req,) = rt.llm.backend.calls
+    assert req.stage == "kg_answer" and [m["role"] for m in req.messages] == ["system", "user"]
+    assert req.messages[0]["content"].startswith(SYSTEM_START)
+    user = req.messages[1]["content"]
+    ctx = (
+        "Chloroquine treats Malaria\nPlasmodium falciparum infection is treated with Artemisinin\n"
+        "Malaria is caused by Plasmodium\nChloroquine treats Lupus\nQuestion:"
+    )
+    assert ctx in user and "A. Chloroquine\nB. Aspirin" in user
+    d = a.details
+    assert "malaria" in d["search_terms"]
+    assert {"term": "malaria", "entity": "Malaria", "similarity": 1.0} in d["matched_entities"]
+    assert [t["object"] for t in d["triplets"]] == ["Malaria", "Artemisinin", "Plasmodium", "Lupus"]
+    assert [e["source_id"] for e in a.evidence] == ["src4", "src1", "src0", "src6"]
+    assert a.context.splitlines()[0] == "Chloroquine treats Malaria"
+
+
+async def test_paper_compat_merges_the_system_prompt_and_uses_the_typo_regex(tmp_path, kg):
+    rt = runtime(tmp_path, "Based on the context, the answer is B")
+    a = await VectorGraphRAG(rt, kg=str(kg), paper_compat="true", top_n="300").answer(Q)
+    (req,) = rt.llm.backend.calls
+    assert [m["role"] for m in req.messages] == ["user"]
+    assert req.messages[0]["content"].startswith(SYSTEM_START)
+    assert "Question: Which drug treats malaria?" in req.messages[0]["content"]
+    assert a.answer == "" and a.parse_failed  # the "answer is" branch never fires
+    assert extract_letter_regex("Based on the context, the answer is B", "ABCD") == "B"
+    scores = [t["score"] for t in a.details["triplets"]]
+    assert scores != sorted(scores, reverse=True)  # the rank order is lost
+
+
+def test_extract_letter_paper_branches():
+    opts = {"A": "Chloroquine", "B": "Aspirin", "C": "Insulin", "D": "Heparin"}
+    assert extract_letter_paper("the answer is B", opts) is None
+    assert extract_letter_paper("the answer is B", opts, typo=False) == "B"
+    assert extract_letter_paper("Aanswer is C", opts) == "C"
+    assert extract_letter_paper("(D)", opts) == "D"
+    assert extract_letter_paper("A. Chloroquine", opts) == "A"
+    assert extract_letter_paper("B. no; C. yes; C: sure", opts) == "C"
+    assert extract_letter_paper("I would give insulin here", opts) == "C"
+    assert extract_letter_paper("no idea at all", opts) is None
+
+
+async def test_no_llm_floor_over_the_triplets(tmp_path, kg):
+    a = await VectorGraphRAG(runtime(tmp_path, None), kg=str(kg)).answer(Q)
+    assert a.answer in "ABCD" and a.answer and not a.llm_used
+    assert "no-LLM floor" in a.notes[0] and len(a.evidence) == 4
+
+
+async def test_missing_kg_names_the_flag(tmp_path):
+    with pytest.raises(BioragError, match="--kg"):
+        await VectorGraphRAG(runtime(tmp_path, "A")).answer(Q)
+    with pytest.raises(BioragError, match="--kg"):
+        await VectorGraphRAG(runtime(tmp_path, "A"), kg=str(tmp_path / "nope")).answer(Q)
+
+
+async def test_entity_index_built_once_per_method(tmp_path, kg):
+    rt = runtime(tmp_path, "A")
+    m = VectorGraphRAG(rt, kg=str(kg))
+    await m.answer(Q)
+    assert (kg / "entities.faiss").exists()
+    rt.embedder.texts.clear()
+    await m.answer(Q)
+    assert "Malaria" not in rt.embedder.texts  # entity names are not embedded again
