@@ -28,7 +28,9 @@ Yes/no judges read P(yes) from the first token's top logprobs (``yes_no_probabil
 say yes when ``P(yes) >= 0.5``; without logprobs they parse the answer text; an unparsable
 answer counts as no (``details["unparsed"]``). No LLM: these raise :class:`BioragError`.
 
-Graph construction: :func:`community_comparison` and :func:`share_of_wins` (see there).
+Graph construction (graph vs semantic communities) lives in :mod:`biorag.eval.components_graph`;
+its functions are re-exported here. :func:`evaluate_components` runs every metric that applies
+to one CLAIMS run.
 """
 
 from __future__ import annotations
@@ -42,12 +44,15 @@ import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
 from biorag.errors import BioragError, LLMError
+from biorag.eval.components_graph import community_comparison
+from biorag.eval.components_graph import graph_communities as graph_communities
+from biorag.eval.components_graph import semantic_communities as semantic_communities
+from biorag.eval.components_graph import share_of_wins as share_of_wins
 from biorag.extract import rule_based_entities
 from biorag.extract.coref import find_references
 from biorag.graph.judges import parse_yes_no
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import yes_no_probability
-from biorag.summarize.claims_of_interest import rerank_scores
 
 PROMPTS = "biorag.eval.prompts"
 SPACY_MODELS = ("en_core_sci_sm", "en_core_sci_md", "en_core_sci_lg", "en_core_web_sm")
@@ -282,86 +287,6 @@ async def judged_source_docs(
     ask = functools.partial(judge_yes, llm, "component_derived", "eval_source", summary=summary)
     probs = await asyncio.gather(*(ask(claim=c, document=documents[d]) for c, d in pairs))
     return {d for (_, d), p in zip(pairs, probs, strict=True) if p is not None and p >= 0.5}
-
-
-# ------------------------------------------------------------------ graph construction
-def _cid(x: Any) -> str:
-    return x if isinstance(x, str) else x.claim_id
-
-
-def graph_communities(graph: Any, coi_ids: Sequence[str]) -> dict[str, list[str]]:
-    """Claim of interest -> its 1-hop neighbour claims, most relevant first (then by id)."""
-    out: dict[str, list[str]] = {}
-    for c in coi_ids:
-        near = [graph.claims[n] for n in graph.neighbors(c) if n in graph.claims]
-        out[c] = [x.id for x in sorted(near, key=lambda x: (-x.score, x.id))]
-    return out
-
-
-def semantic_communities(
-    graph: Any, coi_ids: Sequence[str], embedder: Embedder, threshold: float = 0.8
-) -> dict[str, list[str]]:
-    """Claim of interest -> every other claim with cosine >= ``threshold``, most similar first."""
-    ids = list(graph.claims)
-    if not ids or not coi_ids:
-        return {c: [] for c in coi_ids}
-    vecs = l2_normalize(embedder.embed([graph.claims[i].text for i in ids]))
-    pos = {cid: k for k, cid in enumerate(ids)}
-    out: dict[str, list[str]] = {}
-    for c in coi_ids:
-        sims = vecs @ vecs[pos[c]]
-        near = [(-float(sims[k]), i) for k, i in enumerate(ids) if i != c and sims[k] >= threshold]
-        out[c] = [i for _, i in sorted(near)]
-    return out
-
-
-async def community_comparison(
-    graph: Any,
-    claims_of_interest: Sequence[Any],
-    question: Any,
-    embedder: Embedder,
-    summarizer: Any,
-    reranker: Any,
-    threshold: float = 0.8,
-) -> dict[str, Any]:
-    """Graph vs semantic communities around the claims of interest (ids or ClaimOfInterest).
-
-    Each community is summarized around its claim of interest (``summarizer.test_summary``:
-    the central claim, then its community). A method's score is the reranker relevance to the
-    question of all its summaries joined; the higher one wins (``"tie"`` when equal). Returns
-    ``{"graph": {"score", "communities", "summaries"}, "semantic": {...}, "winner"}``.
-    """
-    q = _text(question)
-    ids = [_cid(c) for c in claims_of_interest]
-    comms = {
-        "graph": graph_communities(graph, ids),
-        "semantic": semantic_communities(graph, ids, embedder, threshold),
-    }
-    out: dict[str, Any] = {}
-    for method, comm in comms.items():
-        texts = await asyncio.gather(
-            *(
-                summarizer.test_summary(
-                    q, None, graph.claims[c].text, [graph.claims[m].text for m in comm[c]]
-                )
-                for c in ids
-            )
-        )
-        out[method] = {"communities": comm, "summaries": dict(zip(ids, texts, strict=True))}
-    joined = ["\n\n".join(out[m]["summaries"].values()) for m in ("graph", "semantic")]
-    g, s = (float(x) for x in await rerank_scores(reranker, q, joined)) if ids else (0.0, 0.0)
-    out["graph"]["score"], out["semantic"]["score"] = g, s
-    out["winner"] = "graph" if g > s else "semantic" if s > g else "tie"
-    return out
-
-
-def share_of_wins(results: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Over many questions' :func:`community_comparison` results: the share of questions each
-    method won and the share tied (all over ``n``, the number of results)."""
-    winners = [r["winner"] for r in results]
-    n = len(winners)
-    shares = {k: winners.count(k) / n if n else 0.0 for k in ("graph", "semantic", "tie")}
-    return {**shares, "n": n}
 
 
 # ------------------------------------------------------------------ one CLAIMS run

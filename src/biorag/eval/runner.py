@@ -9,6 +9,12 @@ Every (method, question) gets its own LLM client over one shared backend, with i
 :class:`~biorag.llm.accounting.Accounting`, so each record carries that question's calls and
 tokens per stage even though questions are answered concurrently. The heavy components
 (embedder, searcher, reranker, LLM cache) are built once and shared.
+
+The parts live beside this module: :mod:`biorag.eval.question_runtime` (the shared components
+and the per-question runtime), :mod:`biorag.eval.run_config` (``run.json`` and the check on
+resume), :mod:`biorag.eval.run_metrics` (per-method metrics) and :mod:`biorag.eval.records`
+(the run directory's files and the append-only prediction log). Their public names are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -19,22 +25,23 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from biorag.config import Settings, masked_dict
+from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
+from biorag.eval.question_runtime import QuestionRuntime, SharedLLM
 from biorag.eval.records import (
     METRICS_FILE,
     PREDICTIONS_FILE,
-    RUN_FILE,
     PredictionWriter,
     latest_records,
-    read_json,
     read_predictions,
 )
+from biorag.eval.run_config import check_or_write_run_config, run_config
+from biorag.eval.run_config import config_differences as config_differences
+from biorag.eval.run_metrics import compute_metrics, dataset_scorer, is_multiple_choice
 from biorag.methods.base import Runtime
 from biorag.util.files import write_json_atomic
 
@@ -42,9 +49,6 @@ log = logging.getLogger("biorag.eval")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONSECUTIVE_ERRORS = 25
-
-# run.json keys a resumed run must match (the rest is recorded for information).
-_COMPARED = ("dataset", "split", "setting", "methods", "method_options", "indexes", "models")
 
 
 @dataclass
@@ -61,211 +65,10 @@ class EvalSummary:
     notes: list[str] = field(default_factory=list)
 
 
-# -- shared components, one LLM client per question --------------------------------------------
-
-
-class _SharedLLM:
-    """One backend (behind one concurrency limit) and one cache for all per-question clients."""
-
-    def __init__(self, settings: Settings, backend: Any | None) -> None:
-        from biorag.llm.factory import make_backend
-
-        self.cfg = settings.llm
-        self.backend = backend if backend is not None else make_backend(settings)
-        self.limited: Any = None
-        self.cache: Any = None
-        if self.backend is not None:
-            from biorag.llm.cache import SQLiteCache
-            from biorag.llm.middleware import ConcurrencyLimit
-
-            self.limited = ConcurrencyLimit(self.backend, self.cfg.concurrency)
-            if self.cfg.cache:
-                self.cache = SQLiteCache(settings.llm_cache_path())
-
-    @property
-    def model(self) -> str | None:
-        return getattr(self.backend, "model", None) if self.backend is not None else None
-
-    def client(self, accounting: Any) -> Any | None:
-        """A client of its own (own accounting) over the shared backend; None without an LLM."""
-        if self.limited is None:
-            return None
-        from biorag.llm.factory import LLM
-
-        return LLM(
-            self.limited,
-            accounting=accounting,
-            cache=self.cache,
-            max_retries=self.cfg.max_retries,
-            concurrency=self.cfg.concurrency,
-            max_tokens=self.cfg.max_tokens,
-            temperature=self.cfg.temperature,
-        )
-
-    async def aclose(self) -> None:
-        closer = getattr(self.backend, "aclose", None)
-        if closer is not None:
-            await closer()
-        if self.cache is not None:
-            self.cache.close()
-
-
-class _LockedSearcher:
-    """Serialises searches on a shared searcher (its SQLite store is shared between threads)."""
-
-    def __init__(self, inner: Any, lock: threading.Lock) -> None:
-        self._inner = inner
-        self._lock = lock
-
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return self._inner.search(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class _QuestionRuntime(Runtime):
-    """A runtime for one (method, question): its own LLM client, the shared everything else."""
-
-    def __init__(self, base: Runtime, llm: Any | None, locks: dict[str, threading.Lock]) -> None:
-        self.settings = base.settings
-        self.index_paths = base.index_paths
-        self._base = base
-        self._llm = llm
-        self._locks = locks
-
-    def _shared(self, name: str) -> Any:
-        # Built once, under a lock: questions run concurrently and may ask at the same moment.
-        with self._locks["build"]:
-            return getattr(self._base, name)
-
-    @property  # type: ignore[override]
-    def llm(self) -> Any | None:
-        return self._llm
-
-    @property  # type: ignore[override]
-    def embedder(self) -> Any:
-        return self._shared("embedder")
-
-    @property  # type: ignore[override]
-    def searcher(self) -> Any:
-        return _LockedSearcher(self._shared("searcher"), self._locks["search"])
-
-    @cached_property
-    def reranker(self) -> Any:
-        if self.settings.rerank.backend == "llm":
-            # The LLM reranker's calls belong to this question's accounting.
-            from biorag.embed.rerank import build_reranker
-
-            return build_reranker(self.settings.rerank, self.embedder, self._llm)
-        return self._shared("reranker")
-
-    def accounting(self) -> dict[str, Any]:
-        return self._llm.accounting.report() if self._llm is not None else {}
-
-    def close(self) -> None:  # the shared parts are closed by the runner
-        pass
-
-
-# -- configuration -----------------------------------------------------------------------------
-
-
-def run_config(
-    settings: Settings,
-    dataset: str,
-    data_path: str | Path,
-    *,
-    split: str | None,
-    setting: str | None,
-    index_paths: list[Path],
-    methods: list[str],
-    method_options: dict[str, dict[str, Any]],
-    llm_model: str | None = None,
-) -> dict[str, Any]:
-    """What ``run.json`` records: the keys in ``_COMPARED`` must match on resume."""
-    from biorag import __version__
-    from biorag.retrieve.index import read_manifest
-
-    indexes = []
-    for p in index_paths:
-        m = read_manifest(Path(p))
-        indexes.append(
-            {"name": m.get("name"), "embed_model": m.get("embed_model"), "dim": m.get("dim")}
-        )
-    shown = masked_dict(settings)
-    llm = settings.llm
-    return {
-        "dataset": dataset,
-        "split": split,
-        "setting": setting,
-        "methods": list(methods),
-        "method_options": {m: dict(method_options.get(m) or {}) for m in methods},
-        "indexes": indexes,
-        "models": {
-            "llm_backend": llm.backend,
-            "llm_model": llm_model or llm.model,
-            "temperature": llm.temperature,
-            "max_tokens": llm.max_tokens,
-            "embed_model": settings.embed.model,
-            "rerank": settings.rerank.model_dump(),
-            "retrieval": settings.retrieval.model_dump(),
-        },
-        # recorded, not compared
-        "data_path": str(data_path),
-        "index_paths": [str(p) for p in index_paths],
-        "llm_base_url": shown["llm"].get("base_url"),
-        "biorag_version": __version__,
-    }
-
-
-def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """One line per compared key whose value differs."""
-    out = []
-    for key in _COMPARED:
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        if isinstance(a, dict) and isinstance(b, dict):
-            for sub in sorted(set(a) | set(b)):
-                if a.get(sub) != b.get(sub):
-                    out.append(f"{key}.{sub}: {a.get(sub)!r} in run.json, now {b.get(sub)!r}")
-        else:
-            out.append(f"{key}: {a!r} in run.json, now {b!r}")
-    return out
-
-
-def _check_or_write_config(out_dir: Path, config: dict[str, Any], extra: dict[str, Any]) -> None:
-    path = out_dir / RUN_FILE
-    if path.is_file():
-        old = read_json(path)
-        diffs = config_differences(old, config)
-        if diffs:
-            raise BioragError(
-                f"{out_dir} holds a run with a different configuration ("
-                + "; ".join(diffs)
-                + "); use a new --out, or rerun with the recorded settings to resume"
-            )
-        for key in ("data_path", "biorag_version"):
-            if old.get(key) != config.get(key):
-                log.warning(
-                    "resuming %s: %s was %r, now %r", out_dir, key, old.get(key), config.get(key)
-                )
-        started = old.get("started_at")
-    else:
-        started = None
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    write_json_atomic(path, {**config, **extra, "started_at": started or now, "updated_at": now})
-
-
 # -- one answer --------------------------------------------------------------------------------
 
 
-def is_multiple_choice(item: QAItem) -> bool:
-    return bool(item.options) and isinstance(item.gold, str) and item.gold in item.options
-
-
-def _record(
+def _prediction_record(
     item: QAItem,
     method: str,
     answer: Any | None,
@@ -273,6 +76,7 @@ def _record(
     accounting: dict[str, Any],
     seconds: float,
 ) -> dict[str, Any]:
+    """The prediction record (one line of ``predictions.jsonl``) of one answer or failure."""
     mc = is_multiple_choice(item)
     prediction = answer.answer if answer is not None else ""
     parse_failed = bool(answer.parse_failed) if answer is not None else False
@@ -304,128 +108,6 @@ def _record(
         "seconds": round(seconds, 4),
         "error": error,
     }
-
-
-# -- metrics -----------------------------------------------------------------------------------
-
-
-def _macro_f1(pairs: list[tuple[str, str]], labels: list[str]) -> float:
-    """Macro-F1 over ``labels`` of (gold, prediction) pairs; a non-label prediction is a miss."""
-    f1s = []
-    for lab in labels:
-        tp = sum(1 for g, p in pairs if g == lab and p == lab)
-        pred = sum(1 for _, p in pairs if p == lab)
-        gold = sum(1 for g, _ in pairs if g == lab)
-        prec = tp / pred if pred else 0.0
-        rec = tp / gold if gold else 0.0
-        f1s.append(2 * prec * rec / (prec + rec) if prec + rec else 0.0)
-    return sum(f1s) / len(f1s) if f1s else 0.0
-
-
-def _mean_accounting(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean calls/tokens per question per stage (and in total) over ``records``."""
-    keys = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "failures")
-    n = len(records)
-    stages: dict[str, dict[str, float]] = {}
-    total = dict.fromkeys(keys, 0.0)
-    for r in records:
-        acc = r.get("accounting") or {}
-        for stage, row in (acc.get("stages") or {}).items():
-            s = stages.setdefault(stage, dict.fromkeys(keys, 0.0))
-            for k in keys:
-                s[k] += float(row.get(k, 0) or 0)
-        for k in keys:
-            total[k] += float((acc.get("total") or {}).get(k, 0) or 0)
-
-    def mean(d: dict[str, float]) -> dict[str, float]:
-        return {k: round(v / n, 4) if n else 0.0 for k, v in d.items()}
-
-    return {"stages": {k: mean(v) for k, v in sorted(stages.items())}, "total": mean(total)}
-
-
-def _scorer() -> Callable[..., dict[str, Any]] | None:
-    try:
-        from biorag.eval.metrics import score_dataset
-    except ModuleNotFoundError as e:
-        if e.name and e.name.startswith("biorag.eval.metrics"):
-            return None
-        raise
-    return score_dataset
-
-
-def compute_metrics(
-    dataset: str,
-    items: list[QAItem],
-    records: list[dict[str, Any]],
-    methods: list[str],
-    scorer: Callable[..., dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Per-method metrics of the latest record of every (method, item) pair.
-
-    ``scores`` is what ``score_dataset`` returned (failed answers are passed as
-    ``parse_failed``); its ``accuracy``, ``macro_f1`` and ``per_subset`` (as ``by_subset``) are
-    repeated at the top. Without a scorer the runner counts exact option letters itself. Every
-    item is in the denominator: unanswered, unparseable, failed and missing ones count as wrong.
-    """
-    latest = latest_records(records)
-    mc = bool(items) and all(is_multiple_choice(it) for it in items)
-    subsets = sorted({it.subset for it in items if it.subset})
-    out: dict[str, Any] = {}
-    for m in methods:
-        recs = [latest[(m, it.id)] for it in items if (m, it.id) in latest]
-        by_id = {r["question_id"]: r for r in recs}
-        errors = sum(1 for r in recs if r.get("error"))
-        unparseable = sum(1 for r in recs if not r.get("error") and r.get("parse_failed"))
-        entry: dict[str, Any] = {
-            "n": len(items),
-            "answered": len(recs) - errors - unparseable,
-            "unparseable": unparseable,
-            "errors": errors,
-            "missing": len(items) - len(recs),
-        }
-        preds: dict[str, dict[str, Any]] = {}
-        for r in recs:
-            pred: dict[str, Any] = {
-                "prediction": r.get("prediction") or "",
-                "parse_failed": bool(r.get("parse_failed") or r.get("error")),
-            }
-            if r.get("documents"):
-                pred["documents"] = r["documents"]
-            preds[r["question_id"]] = pred
-        scores: dict[str, Any] | None = None
-        if scorer is not None:
-            try:
-                scores = scorer(dataset, items, preds)
-            except Exception as e:  # a scoring bug must not lose hours of answers
-                log.warning("scoring %s for %s failed: %s", dataset, m, e)
-                entry["scores_error"] = f"{type(e).__name__}: {e}"
-        if scores is not None and "accuracy" in scores:
-            entry["accuracy"] = scores["accuracy"]
-            if "macro_f1" in scores:
-                entry["macro_f1"] = scores["macro_f1"]
-            if scores.get("per_subset"):
-                entry["by_subset"] = scores["per_subset"]
-        elif mc:  # no scorer: the runner's own count of exact letters
-            entry["accuracy"] = round(sum(1 for r in recs if r.get("correct")) / len(items), 6)
-            labels = sorted({str(it.gold) for it in items})
-            pairs = [
-                (str(it.gold), str(by_id.get(it.id, {}).get("prediction") or "")) for it in items
-            ]
-            entry["macro_f1"] = round(_macro_f1(pairs, labels), 6)
-            if subsets:
-                entry["by_subset"] = {}
-                for s in subsets:
-                    its = [it for it in items if it.subset == s]
-                    ok = sum(1 for it in its if by_id.get(it.id, {}).get("correct"))
-                    entry["by_subset"][s] = {"n": len(its), "accuracy": round(ok / len(its), 6)}
-        if scores is not None:
-            entry["scores"] = scores
-        entry["accounting_per_question"] = _mean_accounting(recs)
-        secs = [float(r.get("seconds") or 0.0) for r in recs]
-        entry["seconds_total"] = round(sum(secs), 3)
-        entry["seconds_per_question"] = round(sum(secs) / len(secs), 4) if secs else 0.0
-        out[m] = entry
-    return out
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -550,7 +232,7 @@ async def arun_eval(
     if len(set(ids)) != len(ids):
         raise BioragError(f"{dataset}: question ids are not unique; the runner keys on them")
 
-    shared = _SharedLLM(settings, backend)
+    shared = SharedLLM(settings, backend)
     base = runtime if runtime is not None else Runtime(settings, index_paths)
     try:
         for m in methods:  # unknown methods and bad options fail before anything is answered
@@ -572,7 +254,7 @@ async def arun_eval(
             llm_model=shared.model,
         )
         out.mkdir(parents=True, exist_ok=True)
-        _check_or_write_config(
+        check_or_write_run_config(
             out,
             config,
             {
@@ -611,7 +293,7 @@ async def arun_eval(
             base.close()
 
     records = read_predictions(out / PREDICTIONS_FILE)
-    per_method = compute_metrics(dataset, items, records, methods, _scorer())
+    per_method = compute_metrics(dataset, items, records, methods, dataset_scorer())
     metrics = {
         "dataset": dataset,
         "split": split,
@@ -621,7 +303,7 @@ async def arun_eval(
         "parts": sorted({str(it.meta["part"]) for it in items if "part" in it.meta}),
         "methods": per_method,
     }
-    if _scorer() is None:
+    if dataset_scorer() is None:
         metrics["note"] = "biorag.eval.metrics is not installed: dataset scores not computed"
     write_json_atomic(out / METRICS_FILE, metrics)
     summary.metrics = metrics
@@ -631,7 +313,7 @@ async def arun_eval(
 async def _answer_all(
     pending: list[tuple[str, QAItem]],
     base: Runtime,
-    shared: _SharedLLM,
+    shared: SharedLLM,
     method_options: dict[str, dict[str, Any]],
     path: Path,
     concurrency: int,
@@ -649,7 +331,7 @@ async def _answer_all(
 
     async def answer_one(method: str, item: QAItem) -> dict[str, Any]:
         acc = Accounting()
-        rt = _QuestionRuntime(base, shared.client(acc), locks)
+        rt = QuestionRuntime(base, shared.client(acc), locks)
         start = time.perf_counter()
         answer, error = None, None
         try:
@@ -665,7 +347,9 @@ async def _answer_all(
         except Exception as e:  # recorded and counted, never lost; CancelledError passes
             error = f"{type(e).__name__}: {e}"
             log.debug("%s on %s failed", method, item.id, exc_info=True)
-        return _record(item, method, answer, error, acc.report(), time.perf_counter() - start)
+        return _prediction_record(
+            item, method, answer, error, acc.report(), time.perf_counter() - start
+        )
 
     async def worker(writer: PredictionWriter) -> None:
         for method, item in queue:

@@ -1,0 +1,122 @@
+"""Shared components for the evaluation runner, and one runtime per (method, question).
+
+:class:`SharedLLM` holds one LLM backend (behind one concurrency limit) and one cache; each
+(method, question) gets its own client over it, with its own
+:class:`~biorag.llm.accounting.Accounting`, so every prediction record carries that question's
+calls and tokens per stage even though questions are answered concurrently.
+:class:`QuestionRuntime` gives that client to a method and shares everything heavy (embedder,
+searcher, reranker) of a base :class:`~biorag.methods.base.Runtime`, built once under a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+from typing import Any
+
+from biorag.config import Settings
+from biorag.methods.base import Runtime
+
+
+class SharedLLM:
+    """One backend (behind one concurrency limit) and one cache for all per-question clients."""
+
+    def __init__(self, settings: Settings, backend: Any | None) -> None:
+        from biorag.llm.factory import make_backend
+
+        self.cfg = settings.llm
+        self.backend = backend if backend is not None else make_backend(settings)
+        self.limited: Any = None
+        self.cache: Any = None
+        if self.backend is not None:
+            from biorag.llm.cache import SQLiteCache
+            from biorag.llm.middleware import ConcurrencyLimit
+
+            self.limited = ConcurrencyLimit(self.backend, self.cfg.concurrency)
+            if self.cfg.cache:
+                self.cache = SQLiteCache(settings.llm_cache_path())
+
+    @property
+    def model(self) -> str | None:
+        return getattr(self.backend, "model", None) if self.backend is not None else None
+
+    def client(self, accounting: Any) -> Any | None:
+        """A client of its own (own accounting) over the shared backend; None without an LLM."""
+        if self.limited is None:
+            return None
+        from biorag.llm.factory import LLM
+
+        return LLM(
+            self.limited,
+            accounting=accounting,
+            cache=self.cache,
+            max_retries=self.cfg.max_retries,
+            concurrency=self.cfg.concurrency,
+            max_tokens=self.cfg.max_tokens,
+            temperature=self.cfg.temperature,
+        )
+
+    async def aclose(self) -> None:
+        closer = getattr(self.backend, "aclose", None)
+        if closer is not None:
+            await closer()
+        if self.cache is not None:
+            self.cache.close()
+
+
+class LockedSearcher:
+    """Serialises searches on a shared searcher (its SQLite store is shared between threads)."""
+
+    def __init__(self, inner: Any, lock: threading.Lock) -> None:
+        self._inner = inner
+        self._lock = lock
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._inner.search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class QuestionRuntime(Runtime):
+    """A runtime for one (method, question): its own LLM client, the shared everything else."""
+
+    def __init__(self, base: Runtime, llm: Any | None, locks: dict[str, threading.Lock]) -> None:
+        self.settings = base.settings
+        self.index_paths = base.index_paths
+        self._base = base
+        self._llm = llm
+        self._locks = locks
+
+    def _shared(self, name: str) -> Any:
+        # Built once, under a lock: questions run concurrently and may ask at the same moment.
+        with self._locks["build"]:
+            return getattr(self._base, name)
+
+    @property  # type: ignore[override]
+    def llm(self) -> Any | None:
+        return self._llm
+
+    @property  # type: ignore[override]
+    def embedder(self) -> Any:
+        return self._shared("embedder")
+
+    @property  # type: ignore[override]
+    def searcher(self) -> Any:
+        return LockedSearcher(self._shared("searcher"), self._locks["search"])
+
+    @cached_property
+    def reranker(self) -> Any:
+        if self.settings.rerank.backend == "llm":
+            # The LLM reranker's calls belong to this question's accounting.
+            from biorag.embed.rerank import build_reranker
+
+            return build_reranker(self.settings.rerank, self.embedder, self._llm)
+        return self._shared("reranker")
+
+    def accounting(self) -> dict[str, Any]:
+        return self._llm.accounting.report() if self._llm is not None else {}
+
+    def close(self) -> None:  # the shared parts are closed by the runner
+        pass

@@ -1,0 +1,113 @@
+"""``run.json``: the configuration an evaluation run records, and the check on resume.
+
+:func:`run_config` builds the record; the keys in :data:`COMPARED_KEYS` (dataset, split,
+setting, methods and their options, indexes, models) must match when a run directory is
+resumed, the rest is recorded for information. :func:`check_or_write_run_config` refuses a
+resume whose configuration differs (naming each difference, :func:`config_differences`) and
+otherwise (re)writes ``run.json``, keeping its ``started_at``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from biorag.config import Settings, masked_dict
+from biorag.errors import BioragError
+from biorag.eval.records import RUN_FILE, read_json
+from biorag.util.files import write_json_atomic
+
+log = logging.getLogger("biorag.eval")
+
+# run.json keys a resumed run must match (the rest is recorded for information).
+COMPARED_KEYS = ("dataset", "split", "setting", "methods", "method_options", "indexes", "models")
+
+
+def run_config(
+    settings: Settings,
+    dataset: str,
+    data_path: str | Path,
+    *,
+    split: str | None,
+    setting: str | None,
+    index_paths: list[Path],
+    methods: list[str],
+    method_options: dict[str, dict[str, Any]],
+    llm_model: str | None = None,
+) -> dict[str, Any]:
+    """What ``run.json`` records: the keys in ``COMPARED_KEYS`` must match on resume."""
+    from biorag import __version__
+    from biorag.retrieve.index import read_manifest
+
+    indexes = []
+    for p in index_paths:
+        m = read_manifest(Path(p))
+        indexes.append(
+            {"name": m.get("name"), "embed_model": m.get("embed_model"), "dim": m.get("dim")}
+        )
+    shown = masked_dict(settings)
+    llm = settings.llm
+    return {
+        "dataset": dataset,
+        "split": split,
+        "setting": setting,
+        "methods": list(methods),
+        "method_options": {m: dict(method_options.get(m) or {}) for m in methods},
+        "indexes": indexes,
+        "models": {
+            "llm_backend": llm.backend,
+            "llm_model": llm_model or llm.model,
+            "temperature": llm.temperature,
+            "max_tokens": llm.max_tokens,
+            "embed_model": settings.embed.model,
+            "rerank": settings.rerank.model_dump(),
+            "retrieval": settings.retrieval.model_dump(),
+        },
+        # recorded, not compared
+        "data_path": str(data_path),
+        "index_paths": [str(p) for p in index_paths],
+        "llm_base_url": shown["llm"].get("base_url"),
+        "biorag_version": __version__,
+    }
+
+
+def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """One line per compared key whose value differs."""
+    out = []
+    for key in COMPARED_KEYS:
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            for sub in sorted(set(a) | set(b)):
+                if a.get(sub) != b.get(sub):
+                    out.append(f"{key}.{sub}: {a.get(sub)!r} in run.json, now {b.get(sub)!r}")
+        else:
+            out.append(f"{key}: {a!r} in run.json, now {b!r}")
+    return out
+
+
+def check_or_write_run_config(out_dir: Path, config: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Refuse a resume with other compared keys; else write ``run.json`` (config + extra)."""
+    path = out_dir / RUN_FILE
+    if path.is_file():
+        old = read_json(path)
+        diffs = config_differences(old, config)
+        if diffs:
+            raise BioragError(
+                f"{out_dir} holds a run with a different configuration ("
+                + "; ".join(diffs)
+                + "); use a new --out, or rerun with the recorded settings to resume"
+            )
+        for key in ("data_path", "biorag_version"):
+            if old.get(key) != config.get(key):
+                log.warning(
+                    "resuming %s: %s was %r, now %r", out_dir, key, old.get(key), config.get(key)
+                )
+        started = old.get("started_at")
+    else:
+        started = None
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    write_json_atomic(path, {**config, **extra, "started_at": started or now, "updated_at": now})

@@ -1,0 +1,144 @@
+"""Per-method metrics of an evaluation run, from its prediction records (``metrics.json``).
+
+:func:`compute_metrics` takes the latest record of every (method, question) pair and reports
+per method: answered/unparseable/failed/missing counts, the dataset's scores (from
+``biorag.eval.metrics.score_dataset`` when installed, see :func:`datasetdataset_scorer`; else the
+runner's own count of exact option letters, accuracy and macro-F1), the mean LLM calls and
+tokens per question per stage, and the time spent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from biorag.eval.datasets.base import QAItem
+from biorag.eval.records import latest_records
+
+log = logging.getLogger("biorag.eval")
+
+
+def is_multiple_choice(item: QAItem) -> bool:
+    """True when the gold answer is one of the item's options (scored by exact option)."""
+    return bool(item.options) and isinstance(item.gold, str) and item.gold in item.options
+
+
+def _macro_f1(pairs: list[tuple[str, str]], labels: list[str]) -> float:
+    """Macro-F1 over ``labels`` of (gold, prediction) pairs; a non-label prediction is a miss."""
+    f1s = []
+    for lab in labels:
+        tp = sum(1 for g, p in pairs if g == lab and p == lab)
+        pred = sum(1 for _, p in pairs if p == lab)
+        gold = sum(1 for g, _ in pairs if g == lab)
+        prec = tp / pred if pred else 0.0
+        rec = tp / gold if gold else 0.0
+        f1s.append(2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+    return sum(f1s) / len(f1s) if f1s else 0.0
+
+
+def _mean_accounting(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean calls/tokens per question per stage (and in total) over ``records``."""
+    keys = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "failures")
+    n = len(records)
+    stages: dict[str, dict[str, float]] = {}
+    total = dict.fromkeys(keys, 0.0)
+    for r in records:
+        acc = r.get("accounting") or {}
+        for stage, row in (acc.get("stages") or {}).items():
+            s = stages.setdefault(stage, dict.fromkeys(keys, 0.0))
+            for k in keys:
+                s[k] += float(row.get(k, 0) or 0)
+        for k in keys:
+            total[k] += float((acc.get("total") or {}).get(k, 0) or 0)
+
+    def mean(d: dict[str, float]) -> dict[str, float]:
+        return {k: round(v / n, 4) if n else 0.0 for k, v in d.items()}
+
+    return {"stages": {k: mean(v) for k, v in sorted(stages.items())}, "total": mean(total)}
+
+
+def dataset_scorer() -> Callable[..., dict[str, Any]] | None:
+    """``biorag.eval.metrics.score_dataset``, or None when that package is not installed."""
+    try:
+        from biorag.eval.metrics import score_dataset
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("biorag.eval.metrics"):
+            return None
+        raise
+    return score_dataset
+
+
+def compute_metrics(
+    dataset: str,
+    items: list[QAItem],
+    records: list[dict[str, Any]],
+    methods: list[str],
+    scorer: Callable[..., dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Per-method metrics of the latest record of every (method, item) pair.
+
+    ``scores`` is what ``score_dataset`` returned (failed answers are passed as
+    ``parse_failed``); its ``accuracy``, ``macro_f1`` and ``per_subset`` (as ``by_subset``) are
+    repeated at the top. Without a scorer the runner counts exact option letters itself. Every
+    item is in the denominator: unanswered, unparseable, failed and missing ones count as wrong.
+    """
+    latest = latest_records(records)
+    mc = bool(items) and all(is_multiple_choice(it) for it in items)
+    subsets = sorted({it.subset for it in items if it.subset})
+    out: dict[str, Any] = {}
+    for m in methods:
+        recs = [latest[(m, it.id)] for it in items if (m, it.id) in latest]
+        by_id = {r["question_id"]: r for r in recs}
+        errors = sum(1 for r in recs if r.get("error"))
+        unparseable = sum(1 for r in recs if not r.get("error") and r.get("parse_failed"))
+        entry: dict[str, Any] = {
+            "n": len(items),
+            "answered": len(recs) - errors - unparseable,
+            "unparseable": unparseable,
+            "errors": errors,
+            "missing": len(items) - len(recs),
+        }
+        preds: dict[str, dict[str, Any]] = {}
+        for r in recs:
+            pred: dict[str, Any] = {
+                "prediction": r.get("prediction") or "",
+                "parse_failed": bool(r.get("parse_failed") or r.get("error")),
+            }
+            if r.get("documents"):
+                pred["documents"] = r["documents"]
+            preds[r["question_id"]] = pred
+        scores: dict[str, Any] | None = None
+        if scorer is not None:
+            try:
+                scores = scorer(dataset, items, preds)
+            except Exception as e:  # a scoring bug must not lose hours of answers
+                log.warning("scoring %s for %s failed: %s", dataset, m, e)
+                entry["scores_error"] = f"{type(e).__name__}: {e}"
+        if scores is not None and "accuracy" in scores:
+            entry["accuracy"] = scores["accuracy"]
+            if "macro_f1" in scores:
+                entry["macro_f1"] = scores["macro_f1"]
+            if scores.get("per_subset"):
+                entry["by_subset"] = scores["per_subset"]
+        elif mc:  # no scorer: the runner's own count of exact letters
+            entry["accuracy"] = round(sum(1 for r in recs if r.get("correct")) / len(items), 6)
+            labels = sorted({str(it.gold) for it in items})
+            pairs = [
+                (str(it.gold), str(by_id.get(it.id, {}).get("prediction") or "")) for it in items
+            ]
+            entry["macro_f1"] = round(_macro_f1(pairs, labels), 6)
+            if subsets:
+                entry["by_subset"] = {}
+                for s in subsets:
+                    its = [it for it in items if it.subset == s]
+                    ok = sum(1 for it in its if by_id.get(it.id, {}).get("correct"))
+                    entry["by_subset"][s] = {"n": len(its), "accuracy": round(ok / len(its), 6)}
+        if scores is not None:
+            entry["scores"] = scores
+        entry["accounting_per_question"] = _mean_accounting(recs)
+        secs = [float(r.get("seconds") or 0.0) for r in recs]
+        entry["seconds_total"] = round(sum(secs), 3)
+        entry["seconds_per_question"] = round(sum(secs) / len(secs), 4) if secs else 0.0
+        out[m] = entry
+    return out
