@@ -127,26 +127,11 @@ def _load_items(
 
 
 def run_eval(
-    settings: Settings,
-    dataset: str,
-    data_path: str | Path,
-    *,
-    split: str | None = None,
-    setting: str | None = None,
-    index_paths: list[Path] | None = None,
-    methods: list[str],
-    method_options: dict[str, dict[str, Any]] | None = None,
-    out_dir: str | Path,
-    limit: int | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    retry_errors: bool = True,
-    runtime: Runtime | None = None,
-    backend: Any | None = None,
-    loader: Callable[..., Any] | None = None,
-    max_consecutive_errors: int = MAX_CONSECUTIVE_ERRORS,
+    settings: Settings, dataset: str, data_path: str | Path, **options: Any
 ) -> EvalSummary:
     """Answer every (method, question) not yet in ``out_dir`` and score the whole run.
 
+    Takes the keyword arguments of :func:`arun_eval` (``methods`` and ``out_dir`` are required).
     ``retry_errors``: pairs whose latest record is an error are answered again on resume.
     ``runtime`` (a base :class:`Runtime` whose embedder/searcher/reranker are shared),
     ``backend`` (an LLM backend replacing the configured one) and ``loader`` (replacing
@@ -154,26 +139,7 @@ def run_eval(
     ``max_consecutive_errors`` failed answers in a row the run stops with an error (a server is
     down, say); the answers so far are kept and the same command resumes.
     """
-    return asyncio.run(
-        arun_eval(
-            settings,
-            dataset,
-            data_path,
-            split=split,
-            setting=setting,
-            index_paths=index_paths,
-            methods=methods,
-            method_options=method_options,
-            out_dir=out_dir,
-            limit=limit,
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-            runtime=runtime,
-            backend=backend,
-            loader=loader,
-            max_consecutive_errors=max_consecutive_errors,
-        )
-    )
+    return asyncio.run(arun_eval(settings, dataset, data_path, **options))
 
 
 async def arun_eval(

@@ -204,7 +204,8 @@ async def answer_from_context(
         sentences=[
             AnswerSentence(
                 text=s,
-                chunk_ids=sorted({c for i in cites for c in items[i - 1].chunk_ids}),
+                # in citation order, each chunk once
+                chunk_ids=list(dict.fromkeys(c for i in cites for c in items[i - 1].chunk_ids)),
             )
             for s, cites in r.sentences
         ],
