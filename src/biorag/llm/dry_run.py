@@ -108,6 +108,17 @@ def dry_run_responder(req: ChatRequest) -> str:
                 for n in numbers
             ]
         )
+    if stage == "iprar_prereason":
+        question = _after(prompt, "Question:").splitlines()[0]
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{3,}", question)][:5]
+        return json.dumps({"keywords": words, "synonyms": {}, "virtual_answer": question})
+    if stage == "iprar_relevance":
+        return "Yes"
+    if stage == "iprar_support":
+        numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
+        return json.dumps({"scores": [{"id": str(n), "score": 80} for n in numbers]})
+    if stage == "iprar_final":
+        return "Dry-run answer [1]."
     if stage == "answer_extract":
         return '{"answer": "A"}'
     if stage == "rerank":

@@ -10,6 +10,7 @@ from biorag.methods.claim_chunks import ClaimChunks
 from biorag.methods.claims import Claims
 from biorag.methods.closed_book import ClosedBook
 from biorag.methods.hyde import HyDE
+from biorag.methods.iprar import IPRAR
 from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
 from biorag.methods.rewrite import Rewrite
@@ -24,6 +25,7 @@ METHODS: dict[str, type[QAMethod]] = {
     Raptor.name: Raptor,
     ClaimChunks.name: ClaimChunks,
     VectorGraphRAG.name: VectorGraphRAG,
+    IPRAR.name: IPRAR,
 }
 
 

@@ -1,0 +1,237 @@
+"""IP-RAR: the aggregator formula, the relevance loop, the method with and without an LLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from methods_helpers import DRY_RUN, GIVEN, QUESTION, build_index, make_runtime
+
+from biorag.errors import BioragError
+from biorag.llm import MockBackend, build_llm
+from biorag.methods.iprar import IPRAR, plain_keywords
+from biorag.retrieve.aggregate import AggregatedChunk, aggregate, by_similarity
+
+
+def test_aggregate_formula_by_hand():
+    lists = {
+        "question@fulltext": [("a", "d1", 0.8), ("b", "d1", 0.6)],
+        "virtual@fulltext": [("a", "d1", 0.7), ("c", "d2", 0.4)],
+        "keyword@fulltext": [("c", "d2", 0.5), ("d", "d1", 0.2)],
+    }
+    out = aggregate(lists)
+    by = {c.chunk_id: c for c in out}
+    # sim_max 0.8, M_max 2, R_max 3 (d1: a, b, d)
+    assert by["a"].score == pytest.approx(5 * 1 + 3 * 1 + 1 * 1)
+    assert by["b"].score == pytest.approx(5 * 0.6 / 0.8 + 3 * 0.5 + 1)
+    assert by["c"].score == pytest.approx(5 * 0.5 / 0.8 + 3 * 1 + 1 / 3)
+    assert by["d"].score == pytest.approx(5 * 0.2 / 0.8 + 3 * 0.5 + 1)
+    assert [c.chunk_id for c in out] == ["a", "c", "b", "d"]
+    assert by["c"].methods == ["keyword@fulltext", "virtual@fulltext"]
+    assert by["c"].similarity == 0.5 and by["c"].same_doc == 1 and by["a"].same_doc == 3
+    assert sum(by["b"].terms.values()) == pytest.approx(by["b"].score)
+    # other weights, and the aggregator off (similarity order)
+    w = aggregate(lists, (0, 0, 1))
+    assert [c.chunk_id for c in w][:3] == ["a", "b", "d"]  # same doc d1, ties by similarity
+    assert [c.chunk_id for c in by_similarity(lists)] == ["a", "b", "c", "d"]
+    assert aggregate({}) == [] and aggregate({"x": []}) == []
+
+
+def test_aggregate_ties_and_nonpositive_maxima():
+    out = aggregate({"m1": [("x", "d", 0.0), ("y", "e", 0.0)]})
+    assert [c.chunk_id for c in out] == ["x", "y"]  # first appearance
+    assert out[0].terms["similarity"] == 0.0 and out[0].score == pytest.approx(3 + 1)
+    assert isinstance(out[0], AggregatedChunk) and out[0].to_dict()["methods"] == ["m1"]
+    with pytest.raises(ValueError):
+        aggregate({"m": [("x", "d", 1.0)]}, (1, 2))
+
+
+def test_plain_keywords():
+    kws = plain_keywords("Could zelocitinib reduce fibrosis of the liver?")
+    assert kws == [
+        "could",
+        "zelocitinib",
+        "reduce",
+        "fibrosis",
+        "liver",
+        "could zelocitinib",
+        "zelocitinib reduce",
+        "reduce fibrosis",
+    ]
+
+
+def mock_runtime(tmp_path, emb, rules, index=None):
+    rt = make_runtime(tmp_path, emb, index)
+    backend = MockBackend(rules=rules)
+    rt.__dict__["llm"] = build_llm(rt.settings, backend=backend)
+    return rt, backend
+
+
+PRE = {
+    "keywords": ["KRX1", "fibrosis"],
+    "synonyms": {"fibrosis": ["scarring"]},
+    "virtual_answer": "Yes, KRX1 drives fibrosis of the liver.",
+}
+
+
+def rules(verdicts: list[str], scores: dict | None = None) -> list[dict]:
+    out = [{"stage": "iprar_prereason", "response": PRE}]
+    out += [{"stage": "iprar_relevance", "response": v, "once": True} for v in verdicts]
+    out += [
+        {"stage": "iprar_answer", "response": "KRX1 drives liver fibrosis."},
+        {"stage": "iprar_support", "response": scores or {"scores": []}},
+        {"stage": "answer", "response": "The passages say yes."},
+        {"stage": "answer_extract", "response": {"answer": "A"}},
+        {
+            "stage": "iprar_final",
+            "response": "KRX1 drives fibrosis [1]. It is raised in cirrhosis [2].",
+        },
+    ]
+    return out
+
+
+def stage_calls(backend, stage):
+    return sum(r.stage == stage for r in backend.calls)
+
+
+@pytest.fixture
+def many(tmp_path):
+    """A given-passages question with 8 passages (8 chunks to check)."""
+    texts = [f"KRX1 fibrosis liver passage number {i} cirrhosis." for i in range(8)]
+    return GIVEN.model_copy(update={"passages": texts, "id": "m"})
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "n_checked", "n_selected"),
+    [
+        (["Yes", "No", "Yes", "Yes", "No", "Yes", "Yes", "Yes"], 7, 5),  # 5 found: stops
+        (["No", "Yes", "No", "No", "No", "No", "Yes", "No"], 8, 2),  # fewer: all checked
+        (["No"] * 8, 8, 5),  # none: the top 5
+    ],
+)
+def test_relevance_loop(tmp_path, hash_embedder, many, verdicts, n_checked, n_selected):
+    rt, backend = mock_runtime(tmp_path, hash_embedder, rules(verdicts))
+    ans = IPRAR(rt, use_support_scores=False).answer_sync(many)
+    d = ans.details
+    assert stage_calls(backend, "iprar_relevance") == n_checked == len(d["relevance"])
+    ranked = [c["chunk_id"] for c in d["aggregated"]]
+    assert len(ranked) == 8
+    expect = [c for c, v in zip(ranked, verdicts, strict=False) if v == "Yes"][:5] or ranked[:5]
+    assert d["selected"] == expect and len(expect) == n_selected
+    assert [v["relevant"] for v in d["relevance"]] == [v == "Yes" for v in verdicts[:n_checked]]
+    assert d["final_chunks"] == d["selected"] and d["support"] == []
+    assert ans.answer == "A" and ans.llm_used
+    assert [e["chunk_id"] for e in ans.evidence] == d["selected"]
+
+
+def test_support_scores_choose_final_chunks(tmp_path, hash_embedder, many):
+    scores = {
+        "scores": [{"id": "1", "score": 90}, {"id": "2", "score": 10}, {"id": "3", "score": 60}]
+    }
+    rt, backend = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 3 + ["No"] * 5, scores))
+    q = many.model_copy(update={"options": {}})
+    ans = IPRAR(rt).answer_sync(q)
+    d = ans.details
+    sel = d["selected"]
+    assert len(sel) == 3 and [s["score"] for s in d["support"]] == [90, 10, 60]
+    assert d["final_chunks"] == [sel[0], sel[2]] and d["draft_answer"]
+    assert ans.answer.startswith("KRX1 drives fibrosis")
+    assert ans.sentences[0].chunk_ids == [sel[0]] and ans.sentences[1].chunk_ids == [sel[2]]
+    for st in ("iprar_prereason", "iprar_answer", "iprar_support", "iprar_final"):
+        assert stage_calls(backend, st) == 1
+    # none >= 50: the best 3 (here all 3, missing ids score 0)
+    low = {"scores": [{"id": "2", "score": 40}]}
+    rt2, _ = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 4 + ["No"] * 4, low))
+    d2 = IPRAR(rt2).answer_sync(q).details
+    assert d2["final_chunks"] == d2["selected"][:3] and d2["support"][0].get("missing")
+
+
+def test_no_llm_over_an_index(tmp_path, hash_embedder):
+    index = build_index(tmp_path, hash_embedder)
+    rt = make_runtime(tmp_path, hash_embedder, index)
+    ans = IPRAR(rt, k=3).answer_sync(QUESTION)
+    d = ans.details
+    assert not ans.llm_used and "no-LLM floor" in ans.notes[0]
+    assert ans.answer in QUESTION.options and ans.evidence
+    assert set(d["lists"]) == {
+        f"{g}@{lv}" for g in ("question", "virtual", "keyword") for lv in ("abstract", "fulltext")
+    }
+    assert all(len(rows) <= 3 for rows in d["lists"].values())
+    abstract = d["lists"]["question@abstract"]
+    assert len({r["doc_id"] for r in abstract}) == len(abstract)
+    assert "zelocitinib" in d["prereasoning"]["keywords"] and d["prereasoning"]["synonyms"] == {}
+    scores = [c["score"] for c in d["aggregated"]]
+    assert scores == sorted(scores, reverse=True)
+    assert all("cosine" in v for v in d["relevance"])
+    assert [s["chunk_id"] for s in d["support"]] == d["selected"]
+    assert set(d["final_chunks"]) <= set(d["selected"])
+    assert [e["chunk_id"] for e in ans.evidence] == d["final_chunks"]
+    assert rt.accounting() == {}
+    json.dumps(d)
+    rt.close()
+
+
+def test_dry_run_and_given_passages(tmp_path, hash_embedder):
+    rt = make_runtime(tmp_path, hash_embedder, None, DRY_RUN)
+    ans = IPRAR(rt).answer_sync(GIVEN)  # the dry-run model may not know the iprar stages
+    assert ans.method == "iprar" and ans.details["lists"]
+    assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
+    assert "searcher" not in rt.__dict__
+
+
+@pytest.mark.parametrize(
+    ("opts", "present"),
+    [
+        ({"use_keywords": False}, {"question", "virtual"}),
+        ({"use_virtual_answer": False}, {"question", "keyword"}),
+        ({"use_abstract_level": False}, {"fulltext"}),
+        ({"use_fulltext_level": False}, {"abstract"}),
+    ],
+)
+def test_ablation_switches_change_the_lists(tmp_path, hash_embedder, opts, present):
+    rt = make_runtime(tmp_path, hash_embedder)
+    d = IPRAR(rt, **opts).answer_sync(GIVEN).details
+    parts = {p for name in d["lists"] for p in name.split("@")}
+    assert present <= parts and not (
+        parts - present - {"question", "virtual", "keyword", "abstract", "fulltext"}
+    )
+    removed = {
+        "use_keywords": "keyword",
+        "use_virtual_answer": "virtual",
+        "use_abstract_level": "abstract",
+        "use_fulltext_level": "fulltext",
+    }[next(iter(opts))]
+    assert removed not in parts
+
+
+def test_flat_ablations_and_bad_options(tmp_path, hash_embedder, many):
+    rt = make_runtime(tmp_path, hash_embedder)
+    flat = dict(
+        use_keywords=False,
+        use_virtual_answer=False,
+        use_abstract_level=False,
+        use_aggregator=False,
+        use_relevance_check=False,
+        use_support_scores=False,
+    )
+    d = IPRAR(rt, **flat).answer_sync(many).details
+    assert list(d["lists"]) == ["question@fulltext"] and d["relevance"] == []
+    sims = [c["similarity"] for c in d["aggregated"]]
+    assert sims == sorted(sims, reverse=True)
+    assert d["selected"] == [c["chunk_id"] for c in d["aggregated"][:5]] == d["final_chunks"]
+    with pytest.raises(BioragError):
+        IPRAR(rt, use_abstract_level=False, use_fulltext_level=False)
+    with pytest.raises(BioragError):
+        IPRAR(rt, nope=1)
+
+
+def test_reasoning_model_is_a_second_llm(tmp_path, hash_embedder, many):
+    rt, _ = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 8))
+    m = IPRAR(
+        rt,
+        reasoning_model={"backend": "mock", "mock_script": "dry-run", "model": "r1"},
+        use_support_scores=False,
+    )
+    ans = m.answer_sync(many)
+    assert m.reasoning_llm() is not rt.llm and m.reasoning_llm().model == "r1"
+    assert ans.answer == "A"  # the dry-run reader picks the first option
