@@ -81,7 +81,7 @@ def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     if ans["parse_failed"]:
         shown = "(no option could be read from the model's answer; counted as unanswered)"
     typer.echo(f"Answer ({ans['method']}): {shown}")
-    by_chunk = {e["chunk_id"]: i for i, e in enumerate(ans["evidence"], start=1)}
+    by_chunk = {e["chunk_id"]: i for i, e in enumerate(ans["evidence"], start=1) if "chunk_id" in e}
     for s in ans["sentences"]:
         refs = "".join(f"[{by_chunk[c]}]" for c in s["chunk_ids"] if c in by_chunk)
         typer.echo(f"  - {s['text']} {refs}")
@@ -97,11 +97,15 @@ def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     if ans["evidence"]:
         typer.echo("Evidence:")
         for i, e in enumerate(ans["evidence"], start=1):
-            snippet = " ".join(e["text"].split())[:160]
-            typer.echo(
-                f"  [{i}] {e['corpus']}:{e['source_id']} (chunk {e['chunk_id']}, "
-                f"score {e['score']:.3f}) {snippet}..."
-            )
+            snippet = " ".join(e.get("text", "").split())[:160]
+            if "chunk_id" in e:
+                where = (
+                    f"{e['corpus']}:{e['source_id']} (chunk {e['chunk_id']}, "
+                    f"score {e['score']:.3f})"
+                )
+            else:
+                where = f"triplet from {e.get('source_id') or '?'} (score {e['score']:.3f})"
+            typer.echo(f"  [{i}] {where} {snippet}...")
     for note in ans["notes"]:
         typer.echo(f"note: {note}", err=True)
 
@@ -114,6 +118,7 @@ def ask(
     options: str = typer.Option(None, "--options", help='answer options as JSON {"A": "..."}'),
     method_options: str = typer.Option(None, "--method-options", help="method settings as JSON"),
     mode: str = typer.Option(None, "--mode", help="CLAIMS execution mode: faithful|batched"),
+    kg: Path = typer.Option(None, "--kg", help="knowledge-graph dir (--method vectorgraphrag)"),
     graph_html: Path = typer.Option(None, "--graph-html", help="CLAIMS: write the graph page"),
     graphml: Path = typer.Option(None, "--graphml", help="CLAIMS: write the graph as GraphML"),
     as_json: bool = typer.Option(False, "--json"),
@@ -125,6 +130,10 @@ def ask(
         if method != "claims":
             raise BioragError("--mode applies to --method claims")
         mopts["mode"] = mode
+    if kg is not None:
+        if method != "vectorgraphrag":
+            raise BioragError("--kg applies to --method vectorgraphrag")
+        mopts["kg"] = str(kg)
     if method == "retrieve-read" and not index:
         method = "closed-book"
         typer.echo("note: no --index given, answering closed-book", err=True)

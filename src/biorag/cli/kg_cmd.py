@@ -327,3 +327,7 @@ def export(
         f"{counts['triplets']} triplets, {counts['entities']} entities -> "
         + ", ".join(str(f) for f in files)
     )
+
+
+if __name__ == "__main__":  # python -m biorag.cli.kg_cmd (the same as biorag kg)
+    app()

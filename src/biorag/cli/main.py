@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from biorag.cli import ask_cmd, config_cmd, demo_cmd, eval_cmd, index_cmd, retrieve_cmd
+from biorag.cli import ask_cmd, config_cmd, demo_cmd, eval_cmd, index_cmd, kg_cmd, retrieve_cmd
 from biorag.cli.common import STATE
 from biorag.util.progress import setup_logging
 
@@ -22,6 +22,7 @@ app.command(name="retrieve")(retrieve_cmd.retrieve)
 app.command(name="ask")(ask_cmd.ask)
 app.command(name="demo")(demo_cmd.demo)
 app.add_typer(eval_cmd.app, name="eval")
+app.add_typer(kg_cmd.app, name="kg")
 
 
 @app.callback()
