@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -85,6 +86,29 @@ def extract_letter_paper(
     return next((k for k, v in options.items() if v.lower() in low), None)
 
 
+_SHARED: dict[tuple[str, str, str, str], tuple[Any]] = {}
+_SHARED_LOCK = threading.Lock()
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectorgraphrag")
+
+
+def _open_retriever(path: Path, backend: str, embedder: Any, params: dict[str, Any]) -> Any:
+    """Open the store and entity index on the worker thread, where they are used."""
+
+    def open_() -> Any:
+        from biorag.kg.entity_index import EntityIndex
+        from biorag.kg.retrieval import KGRetriever
+        from biorag.kg.store import open_store
+
+        store = open_store(path, backend=backend)
+        index = EntityIndex.open(path if path.is_dir() else path.parent, embedder)
+        index.sync(store.entities())
+        return KGRetriever(store, index, embedder, **params)
+
+    if threading.current_thread().name.startswith("vectorgraphrag"):
+        return open_()  # already on the worker (the usual path: answer -> _retrieve -> _setup)
+    return _POOL.submit(open_).result()
+
+
 class VectorGraphRAG(QAMethod):
     """Ranked retrieval of KG triplets, then one LLM generation (see the module docstring)."""
 
@@ -105,7 +129,7 @@ class VectorGraphRAG(QAMethod):
             "paper_compat": self.paper_compat,
         }
         self._retriever: Any | None = None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectorgraphrag")
+        self._pool = _POOL
 
     def kg_dir(self) -> Path:
         path = self.options.get("kg") or getattr(self.rt, "kg_path", None)
@@ -119,17 +143,24 @@ class VectorGraphRAG(QAMethod):
         return p
 
     def _setup(self) -> Any:
+        """The retriever over this KG, opened once per process and shared by every instance
+        with the same KG, backend, embedder and parameters (the evaluation runner builds one
+        method per question). SQLite stays on the one worker thread that opened it."""
         if self._retriever is None:
-            from biorag.kg.entity_index import EntityIndex
-            from biorag.kg.retrieval import KGRetriever
-            from biorag.kg.store import open_store
-
             path = self.kg_dir()
-            store = open_store(path, backend=str(self.options.get("backend", "sqlite")))
+            backend = str(self.options.get("backend", "sqlite"))
             embedder = self.rt.embedder
-            index = EntityIndex.open(path if path.is_dir() else path.parent, embedder)
-            index.sync(store.entities())
-            self._retriever = KGRetriever(store, index, embedder, **self.params)
+            key = (
+                str(path.resolve()),
+                backend,
+                embedder.model_id,
+                repr(sorted(self.params.items())),
+            )
+            with _SHARED_LOCK:
+                shared = _SHARED.get(key)
+                if shared is None:
+                    shared = _SHARED[key] = (_open_retriever(path, backend, embedder, self.params),)
+            self._retriever = shared[0]
         return self._retriever
 
     def _retrieve(self, question: Question) -> Any:
