@@ -28,6 +28,7 @@ per claim) when the model follows the format.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from biorag.corpus.models import Chunk
@@ -84,20 +85,40 @@ class BatchedClaimTripleExtractor:
                 blocks[i] = found
         lost = [i for i in todo if i not in blocks]
         self.fallback_chunks = len(lost)
-        if self.gleaning and blocks:
-            await self._glean(list(blocks), bodies, blocks)
-        plain: dict[int, list[str]] = {}
-        if lost:
-            texts = await self.claim_fallback.chunk_claim_texts([chunks[i] for i in lost])
-            plain = dict(zip(lost, texts, strict=True))
-        claims = ClaimSet()
-        previous: dict[str, str] = {}
+        # The first pass's claims are complete: their triples (and any repair fallbacks) run
+        # while gleaning and the lost chunks' re-extraction are under way, one round saved.
+        first, first_prev = ClaimSet(), {}
         for i, chunk in enumerate(chunks):
             for block in blocks.get(i, []):
-                self._add_block(chunk, block, claims, previous)
-            for text in plain.get(i, []):
-                claims.add(make_claim(chunk, text))
-        return await self.triple_extractor.extract_triples(claims.claims, previous)
+                self._add_block(chunk, block, first, first_prev)
+        counts = {i: len(found) for i, found in blocks.items()}
+
+        async def more_claims() -> list[Claim]:
+            async def glean() -> None:
+                if self.gleaning and blocks:
+                    await self._glean(list(blocks), bodies, blocks)
+
+            async def refetch() -> dict[int, list[str]]:
+                if not lost:
+                    return {}
+                texts = await self.claim_fallback.chunk_claim_texts([chunks[i] for i in lost])
+                return dict(zip(lost, texts, strict=True))
+
+            _, plain = await asyncio.gather(glean(), refetch())
+            later = ClaimSet()
+            later._keys = set(first._keys)  # never a second copy of a first-pass claim
+            later_prev: dict[str, str] = {}
+            for i, chunk in enumerate(chunks):
+                for block in blocks.get(i, [])[counts.get(i, 0) :]:
+                    self._add_block(chunk, block, later, later_prev)
+                for text in plain.get(i, []):
+                    later.add(make_claim(chunk, text))
+            return await self.triple_extractor.extract_triples(later.claims, later_prev)
+
+        done, extra = await asyncio.gather(
+            self.triple_extractor.extract_triples(first.claims, first_prev), more_claims()
+        )
+        return [*done, *extra]
 
     async def _glean(self, todo: list[int], bodies: list[str], blocks: dict[int, list[Block]]):
         reqs = [
