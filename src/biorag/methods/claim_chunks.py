@@ -21,12 +21,13 @@ from typing import Any
 
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question, Runtime, retrieve_passages
+from biorag.methods.base import Answer, QAMethod, Question, Runtime
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
     answer_from_context,
     fill_ranked,
+    hyde_retrieve,
     merge_options,
     rerank,
 )
@@ -63,15 +64,9 @@ class ClaimChunks(QAMethod):
         from biorag.corpus.models import Chunk
         from biorag.corpus.text import clean_text
         from biorag.extract import build_extraction
-        from biorag.retrieve.query import build_query
 
         o = self.options
-        s = self.rt.settings.retrieval
-        query = await build_query(self.rt.llm, question.text, question.options, False, True)
-        k = int(o["k"] if o["k"] is not None else s.k)
-        passages = await retrieve_passages(
-            self.rt, question, query.text, k, str(o["retriever"] or s.retriever)
-        )
+        query, passages = await hyde_retrieve(self.rt, question, o)
         chunks = []
         for i, p in enumerate(passages):
             text = clean_text(p.text)

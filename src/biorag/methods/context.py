@@ -117,6 +117,21 @@ class ContextItem:
     key: str = ""
 
 
+async def hyde_retrieve(
+    rt: Runtime, question: Question, options: dict[str, Any]
+) -> tuple[Any, list[Any]]:
+    """The HyDE query (question + options + candidate answer; no LLM: question + options) and
+    the top ``options["k"]`` chunks per index for it (``[retrieval]`` defaults when None)."""
+    from biorag.methods.base import retrieve_passages
+    from biorag.retrieve.query import build_query
+
+    s = rt.settings.retrieval
+    query = await build_query(rt.llm, question.text, question.options, rewrite=False, hyde=True)
+    k = int(options["k"] if options["k"] is not None else s.k)
+    retriever = str(options["retriever"] or s.retriever)
+    return query, await retrieve_passages(rt, question, query.text, k, retriever)
+
+
 def evidence_for(items: Sequence[ContextItem], passages: Sequence[Any]) -> list[dict[str, Any]]:
     """The passages behind ``items`` as dicts, in the order the context first uses them."""
     by_id = {p.chunk_id: p for p in passages}

@@ -27,12 +27,13 @@ from typing import Any
 
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question, Runtime, retrieve_passages
+from biorag.methods.base import Answer, QAMethod, Question, Runtime
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
     answer_from_context,
     fill_ranked,
+    hyde_retrieve,
     merge_options,
 )
 
@@ -108,16 +109,10 @@ class Raptor(QAMethod):
         return LLMClusterSummarizer(self.rt.llm, max_tokens=n)
 
     async def answer(self, question: Question) -> Answer:
-        from biorag.retrieve.query import build_query
         from biorag.summarize.raptor_tree import build_tree, rank_nodes
 
         o = self.options
-        s = self.rt.settings.retrieval
-        query = await build_query(self.rt.llm, question.text, question.options, False, True)
-        k = int(o["k"] if o["k"] is not None else s.k)
-        passages = await retrieve_passages(
-            self.rt, question, query.text, k, str(o["retriever"] or s.retriever)
-        )
+        query, passages = await hyde_retrieve(self.rt, question, o)
         leaf_tokens = None if o["leaf_tokens"] is None else int(o["leaf_tokens"])
         counter = default_counter()
         tree = await build_tree(
