@@ -95,6 +95,11 @@ def test_index_retrieve_ask_remove(run, tmp_path, corpus_file):
 def test_user_mistakes_are_one_line_errors(run, tmp_path):
     res = run("index", "build", "--corpus", "missing.jsonl", "--out", "idx")
     assert res.exit_code == 2 and "corpus file not found: missing.jsonl" in res.stderr
+    bad = tmp_path / "notes.json"
+    bad.write_text("not json at all")
+    res = run("index", "build", "--corpus", str(bad), "--format", "pubmedqa", "--out", "idx2")
+    assert res.exit_code == 2 and "notes.json" in res.stderr
+    assert not (tmp_path / "idx2").exists()  # nothing written for a bad input
     res = run("ask", "--options", "{not json", "q?")
     assert res.exit_code == 2 and "--options is not valid JSON" in res.stderr
     res = run("retrieve", "--index", str(tmp_path), "--queries", "q.jsonl", "--out", "r")

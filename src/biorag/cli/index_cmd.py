@@ -60,9 +60,10 @@ def build(
     from biorag.retrieve.index import IndexDir
 
     s = STATE.settings()
+    loaded = _load(corpus, fmt)  # a bad input fails before anything is written
     idx = IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name)
     try:
-        _report(idx.add(_load(corpus, fmt)), as_json)
+        _report(idx.add(loaded), as_json)
     finally:
         idx.close()
 
@@ -80,9 +81,10 @@ def add(
 
     read_manifest(index)
     s = STATE.settings()
+    loaded = _load(files, fmt)
     idx = IndexDir(index, _embedder(), retrieval=s.retrieval)
     try:
-        _report(idx.add(_load(files, fmt)), as_json)
+        _report(idx.add(loaded), as_json)
     finally:
         idx.close()
 
