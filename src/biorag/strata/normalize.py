@@ -1,0 +1,143 @@
+"""Entity normalization against a :class:`~biorag.strata.vocab.Vocabulary`.
+
+For a mention and its type: an exact name/synonym match of the same type wins outright. Otherwise
+the top 5 vocabulary entries by embedding similarity over names and synonyms are candidates;
+with an LLM it picks one (stage ``strata_normalize``, JSON ``{"choice": <index or null>}``),
+without one the best candidate is taken when its similarity is at least ``threshold`` (0.85).
+A chosen entry is only accepted when its type equals the mention's type, so a homonym (``CAD``
+the gene, ``CAD`` coronary artery disease) never merges across types. Anything else becomes an
+unnormalized node keyed by its lower-cased surface under its own type.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from biorag.embed.base import Embedder
+from biorag.errors import LLMError
+from biorag.llm.prompts import PromptTemplate
+from biorag.strata.store import node_key
+from biorag.strata.vocab import VocabEntry, Vocabulary
+
+log = logging.getLogger(__name__)
+
+NORMALIZE_PROMPT = PromptTemplate.load("biorag.strata.prompts", "strata_normalize")
+NORMALIZE_SCHEMA = {
+    "type": "object",
+    "properties": {"choice": {"type": ["integer", "null"]}},
+    "required": ["choice"],
+}
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """Where a mention went: node type/key/name, the vocabulary id if any, and how."""
+
+    type: str
+    key: str
+    name: str
+    vocab_id: str | None
+    method: str  # exact | llm | vector | new
+
+
+class Normalizer:
+    """Normalizes (mention, type) pairs; results are cached per lower-cased mention and type."""
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        embedder: Embedder | None = None,
+        llm: object | None = None,
+        *,
+        threshold: float = 0.85,
+        top_k: int = 5,
+    ) -> None:
+        self.vocab = vocab
+        self.embedder = embedder
+        self.llm = llm
+        self.threshold = threshold
+        self.top_k = top_k
+        pairs = vocab.surfaces()
+        self._surface_entries: list[VocabEntry] = [e for _, e in pairs]
+        self._matrix: np.ndarray | None = None
+        if embedder is not None and pairs:
+            self._matrix = embedder.embed([s for s, _ in pairs])
+        self._cache: dict[tuple[str, str], Normalized] = {}
+
+    def candidates(self, mention: str, type_: str | None = None) -> list[tuple[VocabEntry, float]]:
+        """Up to ``top_k`` distinct entries, exact matches first (score 1.0), then by cosine.
+
+        ``type_`` given: exact matches of other types are left out (vector candidates are not
+        filtered, the type check happens when choosing).
+        """
+        out: dict[str, tuple[VocabEntry, float]] = {}
+        for e in self.vocab.lookup(mention, type_):
+            out.setdefault(e.id, (e, 1.0))
+        if self._matrix is not None and self.embedder is not None:
+            sims = self._matrix @ self.embedder.embed_query(mention)
+            for i in np.argsort(-sims):
+                if len(out) >= self.top_k:
+                    break
+                e = self._surface_entries[int(i)]
+                if e.id not in out:
+                    out[e.id] = (e, float(sims[int(i)]))
+        return list(out.values())[: self.top_k]
+
+    def normalize(self, mention: str, type_: str) -> Normalized:
+        mention = " ".join(mention.split())
+        ck = (mention.lower(), type_)
+        if ck not in self._cache:
+            self._cache[ck] = self._normalize(mention, type_)
+        return self._cache[ck]
+
+    def _normalize(self, mention: str, type_: str) -> Normalized:
+        exact = self.vocab.lookup(mention, type_)
+        if exact:
+            return _to(exact[0], "exact")
+        cands = self.candidates(mention, type_)
+        if cands and self.llm is not None:
+            choice = self._ask(mention, type_, cands)
+            if choice is not False:  # False: the call failed, fall back to the threshold
+                if choice is not None and cands[choice][0].type == type_:
+                    return _to(cands[choice][0], "llm")
+                return _new(mention, type_)
+        for e, score in cands:
+            if score >= self.threshold and e.type == type_:
+                return _to(e, "vector")
+            if score < self.threshold:
+                break
+        return _new(mention, type_)
+
+    def _ask(self, mention: str, type_: str, cands: list[tuple[VocabEntry, float]]):
+        """The LLM's index (int), None for "none", or False when the call failed."""
+        lines = "\n".join(
+            f"{i}. {e.name} [{e.type}] (synonyms: {', '.join(e.synonyms[:5]) or '-'})"
+            for i, (e, _) in enumerate(cands)
+        )
+        req = NORMALIZE_PROMPT.request(
+            {"mention": mention, "type": type_, "candidates": lines},
+            stage="strata_normalize",
+            json_schema=NORMALIZE_SCHEMA,
+        )
+        try:
+            resp = self.llm.run_sync(self.llm.chat_json(req))  # type: ignore[attr-defined]
+        except LLMError as e:
+            log.warning("strata_normalize failed for %r: %s", mention, e)
+            return False
+        val = resp.parsed.get("choice") if isinstance(resp.parsed, dict) else False
+        if isinstance(val, bool) or not (val is None or isinstance(val, int)):
+            return False
+        if isinstance(val, int) and not 0 <= val < len(cands):
+            return None
+        return val
+
+
+def _to(e: VocabEntry, method: str) -> Normalized:
+    return Normalized(e.type, e.id, e.name, e.id, method)
+
+
+def _new(mention: str, type_: str) -> Normalized:
+    return Normalized(type_, node_key(mention), mention, None, "new")

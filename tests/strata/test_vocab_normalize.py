@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import pytest
+
+from biorag.errors import InputFormatError
+from biorag.strata.normalize import Normalizer
+from biorag.strata.vocab import parse_mesh_xml, parse_uniprot_tsv
+
+
+def test_mesh_parsing_types_and_synonyms(vocab_files):
+    entries = {e.id: e for e in parse_mesh_xml(vocab_files[0])}
+    assert "MESH:D005260" not in entries  # G branch: skipped
+    t2d = entries["MESH:D003924"]
+    assert t2d.type == "Disease" and t2d.name == "Diabetes Mellitus, Type 2"
+    assert set(t2d.synonyms) == {"Type 2 Diabetes", "T2D"}
+    assert entries["MESH:D008687"].type == "Drug"
+
+
+def test_uniprot_parsing(vocab_files):
+    entries = {e.id: e for e in parse_uniprot_tsv(vocab_files[1])}
+    erbb2 = entries["UNIPROT:P04626"]
+    assert erbb2.type == "Protein" and erbb2.name == "Receptor tyrosine-protein kinase erbB-2"
+    assert "Proto-oncogene Neu" in erbb2.synonyms and "HER2" in erbb2.synonyms
+    gene = entries["GENE:ERBB2"]
+    assert gene.type == "Gene" and "HER2" in gene.synonyms
+
+
+def test_wrong_files_raise(tmp_path, vocab_files):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<foo/>")
+    with pytest.raises(InputFormatError, match="DescriptorRecordSet"):
+        parse_mesh_xml(bad)
+    with pytest.raises(InputFormatError):
+        parse_mesh_xml(vocab_files[1])  # a TSV is no XML
+    with pytest.raises(InputFormatError, match="Gene Names"):
+        parse_uniprot_tsv(vocab_files[0])
+
+
+def test_exact_and_synonym_match(vocab, emb):
+    n = Normalizer(vocab, emb)
+    assert n.normalize("type 2 diabetes", "Disease").vocab_id == "MESH:D003924"
+    assert n.normalize("Herceptin", "Drug").method == "exact"
+    assert n.candidates("T2D")[0][0].id == "MESH:D003924"
+
+
+def test_homonym_does_not_merge_across_types(vocab, emb):
+    n = Normalizer(vocab, emb)
+    gene, disease = n.normalize("CAD", "Gene"), n.normalize("CAD", "Disease")
+    assert gene.vocab_id == "GENE:CAD" and disease.vocab_id == "MESH:D003324"
+    drug = n.normalize("CAD", "Drug")  # no Drug called CAD: a new node, not either of them
+    assert (
+        drug.vocab_id is None
+        and drug.method == "new"
+        and (drug.type, drug.key)
+        != (
+            gene.type,
+            gene.key,
+        )
+    )
+
+
+def test_threshold_without_llm(vocab, emb):
+    n = Normalizer(vocab, emb)
+    assert n.normalize("Coronary Artery Diseases", "Disease").method in ("vector", "new")
+    assert n.normalize("Coronary Artery Disease risk", "Drug").vocab_id is None  # wrong type
+    assert n.normalize("something unknown", "Gene").method == "new"
+
+
+def test_llm_choice_and_type_guard(vocab, emb, mock_llm):
+    llm = mock_llm([{"stage": "strata_normalize", "response": {"choice": 0}}])
+    n = Normalizer(vocab, emb, llm)
+    res = n.normalize("adult-onset diabetes", "Disease")
+    assert res.method in ("llm", "new")
+    cands = n.candidates("adult-onset diabetes", "Disease")
+    if cands[0][0].type == "Disease":
+        assert res.vocab_id == cands[0][0].id
+    # the LLM picks candidate 0 of the wrong type: refused
+    res2 = n.normalize("coronary artery disorder", "Drug")
+    assert res2.vocab_id is None or n.vocab.get(res2.vocab_id).type == "Drug"
+    null = mock_llm([{"stage": "strata_normalize", "response": {"choice": None}}])
+    assert Normalizer(vocab, emb, null).normalize("xyz", "Gene").method == "new"
