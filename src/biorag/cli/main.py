@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from biorag.cli import ask_cmd, config_cmd, demo_cmd, eval_cmd, index_cmd, kg_cmd, retrieve_cmd
+from biorag.cli import (
+    ask_cmd,
+    config_cmd,
+    demo_cmd,
+    eval_cmd,
+    index_cmd,
+    kg_cmd,
+    retrieve_cmd,
+    strata_cmd,
+)
 from biorag.cli.common import STATE
 from biorag.util.progress import setup_logging
 
@@ -23,6 +32,7 @@ app.command(name="ask")(ask_cmd.ask)
 app.command(name="demo")(demo_cmd.demo)
 app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(kg_cmd.app, name="kg")
+app.add_typer(strata_cmd.app, name="strata")
 
 
 @app.callback()

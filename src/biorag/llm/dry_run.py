@@ -119,6 +119,10 @@ def dry_run_responder(req: ChatRequest) -> str:
         return json.dumps({"scores": [{"id": str(n), "score": 80} for n in numbers]})
     if stage == "iprar_final":
         return "Dry-run answer [1]."
+    if stage == "strata_triplets":
+        return "[]"
+    if stage == "strata_doc":
+        return json.dumps({"methods": [], "datasets": [], "domains": []})
     if stage == "answer_extract":
         return '{"answer": "A"}'
     if stage == "rerank":

@@ -1,0 +1,98 @@
+"""The five-point LLM answer score (BioCDQA's GPT-4-based evaluation).
+
+:func:`five_point_score` asks a judge model (stage ``judge_score``) for
+``{"score": 1..5, "reason": str}``; a score out of range, not an integer, or an unparseable
+answer gives ``score=None``. :func:`score_answers` averages the scored items and counts the
+unscored ones (including judge calls that failed).
+
+The judge is whatever LLM is passed in, so a different judge model than the answering one is
+built from the same settings with only the LLM section changed::
+
+    judge = biorag.llm.build_llm(
+        settings.model_copy(update={"llm": settings.llm.model_copy(update={"model": "gpt-4o"})})
+    )
+    summary = await score_answers(judge, items)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from biorag.errors import LLMError
+from biorag.llm import PromptTemplate
+
+PROMPTS = "biorag.eval.prompts"
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"score": {"type": "integer"},
+                   "reason": {"type": "string"}},
+    "required": ["score"],
+}  # fmt: skip
+
+
+@dataclass
+class JudgeScore:
+    """The 1..5 score (None when the judge gave no usable one), the raw answer, the reason."""
+
+    score: int | None
+    raw: str
+    reason: str = ""
+
+
+def parse_score(value: Any) -> tuple[int | None, str]:
+    """(score in 1..5 or None, reason) from the judge's parsed JSON."""
+    if not isinstance(value, dict):
+        return None, ""
+    reason = value.get("reason")
+    reason = reason.strip() if isinstance(reason, str) else ""
+    s = value.get("score")
+    if isinstance(s, str):
+        try:
+            s = float(s.strip())
+        except ValueError:
+            return None, reason
+    if isinstance(s, bool) or not isinstance(s, int | float) or s != int(s):
+        return None, reason
+    s = int(s)
+    return (s if 1 <= s <= 5 else None), reason
+
+
+async def five_point_score(llm: Any, question: str, ideal_answer: str, answer: str) -> JudgeScore:
+    """Score ``answer`` against ``ideal_answer`` 1..5; LLMError when the judge call fails."""
+    tpl = PromptTemplate.load(PROMPTS, "judge_score")
+    values = {"question": question, "ideal_answer": ideal_answer, "answer": answer or "(none)"}
+    resp = await llm.chat_json(tpl.request(values, stage="judge_score", json_schema=SCHEMA))
+    score, reason = parse_score(resp.parsed)
+    return JudgeScore(score=score, raw=resp.text, reason=reason)
+
+
+def _fields(item: Mapping[str, Any] | Sequence[Any]) -> tuple[str, str, str]:
+    if isinstance(item, Mapping):
+        return str(item["question"]), str(item["ideal_answer"]), str(item.get("answer") or "")
+    q, ideal, ans = item
+    return str(q), str(ideal), str(ans or "")
+
+
+async def score_answers(
+    llm: Any, items: Iterable[Mapping[str, Any] | Sequence[Any]]
+) -> dict[str, Any]:
+    """Score each ``{question, ideal_answer, answer}`` (or 3-tuple) item.
+
+    Returns ``{"mean": mean of the scored (None when none), "n": scored, "unscored": count,
+    "scores": per-item score or None}``; unscored items do not enter the mean.
+    """
+    scores: list[int | None] = []
+    for item in items:
+        try:
+            scores.append((await five_point_score(llm, *_fields(item))).score)
+        except LLMError:
+            scores.append(None)
+    got = [s for s in scores if s is not None]
+    return {
+        "mean": sum(got) / len(got) if got else None,
+        "n": len(got),
+        "unscored": len(scores) - len(got),
+        "scores": scores,
+    }

@@ -1,0 +1,275 @@
+"""BioCDQA-style question generation from BioStrataKG (the paper's dataset construction).
+
+:func:`generate_biocdqa` picks groups of 1..``max_papers`` connected papers (a seed paper, then
+papers linked to the group through shared entities, methods, datasets, domains or citations, see
+:func:`biorag.strata.queries.related_papers`; deterministic for a ``seed``), asks the model for
+one QA pair per group (stage ``biocdqa_generate``: ``{question, type, ideal_answer,
+source_sentences}``), and keeps a pair only when
+
+* every source sentence occurs verbatim (whitespace collapsed) in a group paper's title or
+  abstract, checked in code, and
+* a grounding judge (stage ``biocdqa_ground``) says yes: every part of the answer is supported
+  by those sentences.
+
+Kept pairs are written atomically as JSON Lines records ``{id, question, type, ideal_answer,
+documents_pid, source_sentences}`` that ``load_dataset("biocdqa", path)`` reads;
+``documents_pid`` lists the group papers a source sentence was quoted from. Question types:
+``factual`` and ``knowledge_extraction`` (any group), ``knowledge_discovery`` and the structured
+families ``drugs_for_disease``, ``gene_disease_chain``, ``drug_interaction``,
+``research_direction`` (groups of two or more papers). One group is one generation call, so at
+most ``n_questions`` pairs are kept; the report counts why the others were dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biorag.errors import BioragError, LLMError
+from biorag.llm import ChatRequest, PromptTemplate
+from biorag.strata.build import DB_NAME
+from biorag.strata.queries import related_papers
+from biorag.strata.store import StrataStore
+from biorag.util.files import write_text_atomic
+
+PROMPTS = "biorag.strata.prompts"
+OUT_NAME = "biocdqa.jsonl"
+
+TYPE_HINTS = {
+    "factual": "a fact stated in the papers",
+    "knowledge_extraction": "a specific finding, method or dataset extracted from the papers",
+    "knowledge_discovery": "a link that only appears by combining the papers",
+    "drugs_for_disease": "which drugs treat or are studied for a disease",
+    "gene_disease_chain": "how a gene relates to a disease through intermediate entities",
+    "drug_interaction": "synergy or antagonism between drugs",
+    "research_direction": "papers, methods or datasets of a research direction",
+}
+SINGLE_TYPES = ("factual", "knowledge_extraction")
+MULTI_TYPES = tuple(TYPE_HINTS)
+
+GEN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "question": {"type": "string"},
+        "type": {"type": "string"},
+        "ideal_answer": {"type": "string"},
+        "source_sentences": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["question", "type", "ideal_answer", "source_sentences"],
+}
+GROUND_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"grounded": {"type": "string", "enum": ["yes", "no"]},
+                   "reason": {"type": "string"}},
+    "required": ["grounded"],
+}  # fmt: skip
+
+
+@dataclass
+class GenerationReport:
+    """Where the pairs went and what happened to every group."""
+
+    out_path: str
+    requested: int = 0
+    groups: int = 0
+    kept: int = 0
+    dropped_invalid: int = 0  # generation answer missing fields / unparseable / duplicate
+    dropped_unquoted: int = 0  # a source sentence is not in the papers' text
+    dropped_ungrounded: int = 0  # the judge said no (or gave no usable verdict)
+    failed: int = 0  # an LLM call failed after its retries
+    by_type: dict[str, int] = field(default_factory=dict)
+
+
+def _ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _open(strata: StrataStore | str | Path) -> tuple[StrataStore, bool]:
+    if isinstance(strata, StrataStore):
+        return strata, False
+    p = Path(strata)
+    db = p / DB_NAME if p.is_dir() else p
+    if not db.is_file():
+        raise BioragError(f"no strata store at {db}; build one first (biorag strata build)")
+    return StrataStore(db), True
+
+
+def _default_out(strata: StrataStore | str | Path) -> Path:
+    if isinstance(strata, StrataStore):
+        if strata.path == ":memory:":
+            raise BioragError("an in-memory strata store needs out_path for the BioCDQA file")
+        return Path(strata.path).parent / OUT_NAME
+    p = Path(strata)
+    return (p if p.is_dir() else p.parent) / OUT_NAME
+
+
+def _neighbours(store: StrataStore, pids: list[str]) -> dict[str, list[str]]:
+    known = set(pids)
+    out: dict[str, set[str]] = {p: set() for p in pids}
+    for pid in pids:
+        for row in related_papers(store, pid):
+            other = row["pid"]
+            if other in known and other != pid:
+                out[pid].add(other)
+                out[other].add(pid)  # CITED_BY etc. make links symmetric
+    return {p: sorted(v) for p, v in out.items()}
+
+
+def pick_groups(
+    store: StrataStore, pids: list[str], n: int, max_papers: int = 5, seed: int = 0
+) -> list[list[str]]:
+    """``n`` groups of 1..``max_papers`` connected papers (distinct where possible)."""
+    pids = sorted(set(pids))
+    if not pids or n <= 0:
+        return []
+    rng = random.Random(seed)
+    adj = _neighbours(store, pids)
+    groups: list[list[str]] = []
+    seen: set[tuple[str, ...]] = set()
+    for _ in range(n * 10):
+        if len(groups) >= n:
+            break
+        group = [rng.choice(pids)]
+        size = rng.randint(1, max(1, min(max_papers, 5)))
+        while len(group) < size:
+            frontier = sorted({q for p in group for q in adj[p]} - set(group))
+            if not frontier:
+                break
+            group.append(rng.choice(frontier))
+        key = tuple(sorted(group))
+        if key in seen:
+            continue
+        seen.add(key)
+        groups.append(group)
+    return groups
+
+
+def _paper_block(pid: str, paper: Mapping[str, Any]) -> str:
+    return f"[{pid}] Title: {paper.get('title') or ''}\nAbstract: {paper.get('abstract') or ''}"
+
+
+def _quoted_in(sentences: list[str], group: list[str], papers: Mapping[str, Any]) -> list[str]:
+    """The group papers the sentences come from; [] when one sentence is in none."""
+    texts = {
+        pid: _ws(f"{papers[pid].get('title') or ''} {papers[pid].get('abstract') or ''}")
+        for pid in group
+    }
+    docs: list[str] = []
+    for s in sentences:
+        hits = [pid for pid, t in texts.items() if _ws(s) in t]
+        if not hits:
+            return []
+        docs += [h for h in hits if h not in docs]
+    return [pid for pid in group if pid in docs]
+
+
+def _pair(value: Any, qtype: str) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    q, a, src = value.get("question"), value.get("ideal_answer"), value.get("source_sentences")
+    if isinstance(src, str):
+        src = [src]
+    if not (isinstance(q, str) and q.strip() and isinstance(a, str) and a.strip()):
+        return None
+    if not isinstance(src, list):
+        return None
+    src = [s.strip() for s in src if isinstance(s, str) and s.strip()]
+    if not src:
+        return None
+    t = value.get("type")
+    t = t.strip() if isinstance(t, str) and t.strip() in TYPE_HINTS else qtype
+    return {"question": q.strip(), "type": t, "ideal_answer": a.strip(), "source_sentences": src}
+
+
+def _verdict(value: Any) -> bool:
+    if isinstance(value, dict):
+        value = value.get("grounded", value.get("answer"))
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, str) and value.strip().lower() in ("yes", "true")
+
+
+async def generate_biocdqa(
+    strata: StrataStore | str | Path,
+    papers: Mapping[str, Mapping[str, Any]],
+    llm: Any,
+    *,
+    n_questions: int,
+    max_papers: int = 5,
+    seed: int = 0,
+    out_path: str | Path | None = None,
+) -> GenerationReport:
+    """Generate, ground-check and write BioCDQA-style pairs; see the module docstring.
+
+    ``strata`` is a :class:`StrataStore`, a strata build directory or its SQLite file.
+    ``papers`` maps pid -> ``{title, abstract}``. ``out_path`` defaults to ``biocdqa.jsonl``
+    beside the store. Raises :class:`BioragError` without an LLM (generation needs a model).
+    """
+    if llm is None:
+        raise BioragError(
+            "BioCDQA generation needs an LLM: set llm.backend (openai, hf or mock) in the config"
+        )
+    if not 1 <= max_papers <= 5:
+        raise BioragError(f"max_papers must be 1..5, got {max_papers}")
+    out = Path(out_path) if out_path is not None else _default_out(strata)
+    report = GenerationReport(out_path=str(out), requested=n_questions)
+    gen = PromptTemplate.load(PROMPTS, "generate_biocdqa")
+    judge = PromptTemplate.load(PROMPTS, "generate_ground")
+    store, owned = _open(strata)
+    try:
+        groups = pick_groups(store, list(papers), n_questions, max_papers, seed)
+    finally:
+        if owned:
+            store.close()
+    rng = random.Random(seed + 1)
+    records: list[dict[str, Any]] = []
+    seen_q: set[str] = set()
+    for group in groups:
+        report.groups += 1
+        qtype = rng.choice(MULTI_TYPES if len(group) > 1 else SINGLE_TYPES)
+        values = {
+            "qtype": qtype,
+            "type_hint": TYPE_HINTS[qtype],
+            "multi": " together (the answer needs more than one paper)" if len(group) > 1 else "",
+            "papers": "\n\n".join(_paper_block(pid, papers[pid]) for pid in group),
+        }
+        try:
+            resp = await llm.chat_json(
+                gen.request(values, stage="biocdqa_generate", json_schema=GEN_SCHEMA)
+            )
+        except LLMError:
+            report.failed += 1
+            continue
+        pair = _pair(resp.parsed, qtype)
+        if pair is None or pair["question"].lower() in seen_q:
+            report.dropped_invalid += 1
+            continue
+        docs = _quoted_in(pair["source_sentences"], group, papers)
+        if not docs:
+            report.dropped_unquoted += 1
+            continue
+        sources = "\n".join(f"- {s}" for s in pair["source_sentences"])
+        req: ChatRequest = judge.request(
+            {"question": pair["question"], "answer": pair["ideal_answer"], "sources": sources},
+            stage="biocdqa_ground",
+            json_schema=GROUND_SCHEMA,
+        )
+        try:
+            verdict = await llm.chat_json(req)
+        except LLMError:
+            report.failed += 1
+            continue
+        if not _verdict(verdict.parsed):
+            report.dropped_ungrounded += 1
+            continue
+        seen_q.add(pair["question"].lower())
+        records.append({"id": f"g{len(records):04d}", **pair, "documents_pid": docs})
+        report.by_type[pair["type"]] = report.by_type.get(pair["type"], 0) + 1
+    report.kept = len(records)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    write_text_atomic(out, text)
+    return report
