@@ -41,6 +41,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from biorag.eval.metrics.qa import mean_rows
 from biorag.eval.metrics.retrieval import dedupe, document_prf
 
 __all__ = [
@@ -308,12 +309,4 @@ def list_measures(golds: Sequence[Any], preds: Sequence[Any]) -> dict[str, float
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answers but {len(preds)} predictions")
     rows = [list_prf(g, p) for g, p in zip(golds, preds, strict=True)]
-    n = len(rows)
-    if not n:
-        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "n": 0}
-    return {
-        "precision": sum(r[0] for r in rows) / n,
-        "recall": sum(r[1] for r in rows) / n,
-        "f1": sum(r[2] for r in rows) / n,
-        "n": n,
-    }
+    return mean_rows(rows, ("precision", "recall", "f1"))

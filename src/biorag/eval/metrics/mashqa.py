@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from biorag.eval.metrics.qa import mean_rows
+
 __all__ = ["sentence_key", "sentence_measures", "sentence_scores"]
 
 
@@ -65,13 +67,4 @@ def sentence_measures(
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold sets but {len(preds)} predictions")
     rows = [sentence_scores(g, p) for g, p in zip(golds, preds, strict=True)]
-    n = len(rows)
-    if not n:
-        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "exact_match": 0.0, "n": 0}
-    return {
-        "precision": sum(r[0] for r in rows) / n,
-        "recall": sum(r[1] for r in rows) / n,
-        "f1": sum(r[2] for r in rows) / n,
-        "exact_match": sum(r[3] for r in rows) / n,
-        "n": n,
-    }
+    return mean_rows(rows, ("precision", "recall", "f1", "exact_match"))

@@ -123,3 +123,14 @@ def per_subset(
             row[mname] = fn(gs, ps)
         out[name] = row
     return out
+
+
+def mean_rows(rows: Sequence[Sequence[float]], names: Sequence[str]) -> dict[str, float]:
+    """Per-question score rows averaged column by column: ``{name: mean, ..., "n": count}``
+    (every mean 0.0 when there is no row)."""
+    n = len(rows)
+    out: dict[str, float] = {
+        name: (sum(r[i] for r in rows) / n if n else 0.0) for i, name in enumerate(names)
+    }
+    out["n"] = n
+    return out

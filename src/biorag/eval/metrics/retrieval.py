@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from biorag.eval.metrics.qa import mean_rows
 from biorag.retrieve.trec import Qrels, Run, evaluate_run
 
 __all__ = [
@@ -105,12 +106,4 @@ def mean_document_prf(
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold lists but {len(preds)} predictions")
     rows = [document_prf(g, p) for g, p in zip(golds, preds, strict=True)]
-    n = len(rows)
-    if not n:
-        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "n": 0}
-    return {
-        "precision": sum(r[0] for r in rows) / n,
-        "recall": sum(r[1] for r in rows) / n,
-        "f1": sum(r[2] for r in rows) / n,
-        "n": n,
-    }
+    return mean_rows(rows, ("precision", "recall", "f1"))
