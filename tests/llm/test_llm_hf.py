@@ -29,7 +29,7 @@ async def test_greedy_generation_is_deterministic_with_counts_and_logprobs(
     second = await llm.chat(req)
     assert first.text == second.text and first.text.strip()
     assert first.backend == "hf" and first.model == tiny_model_dir.name
-    assert 1 <= first.completion_tokens <= 5
+    assert first.completion_tokens in range(1, 6)
     # "system : be brief\nuser : does aspirin reduce fever\nassistant :" in word-level tokens
     assert first.prompt_tokens == 12
     assert first.logprobs is None
@@ -58,7 +58,7 @@ async def test_stop_strings_and_template_fallback(tiny_model_dir: Path) -> None:
         True,
     )
     plain = await backend.chat(req)
-    assert 1 <= plain.completion_tokens <= 5
+    assert plain.completion_tokens in range(1, 6)
 
 
 @pytest.mark.skipif(

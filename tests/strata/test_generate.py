@@ -39,7 +39,7 @@ def test_groups_connected_and_deterministic(kg, papers):
         b = pick_groups(store, [p["pid"] for p in papers], 6, 5, seed=3)
     assert a == b and a
     for g in a:
-        assert 1 <= len(g) <= 5 and len(set(g)) == len(g)
+        assert len(g) in range(1, 6) and len(set(g)) == len(g)
         if len(g) > 1:  # P3 shares nothing with P1/P2
             assert "P3" not in g
 
