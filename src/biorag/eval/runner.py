@@ -78,7 +78,9 @@ def _prediction_record(
 ) -> dict[str, Any]:
     """The prediction record (one line of ``predictions.jsonl``) of one answer or failure."""
     mc = is_multiple_choice(item)
-    prediction = answer.answer if answer is not None else ""
+    prediction: Any = ""
+    if answer is not None:
+        prediction = answer.exact if answer.exact is not None else answer.answer
     parse_failed = bool(answer.parse_failed) if answer is not None else False
     evidence = list(answer.evidence) if answer is not None else []
     documents: list[str] = []
@@ -108,6 +110,12 @@ def _prediction_record(
         "seconds": round(seconds, 4),
         "error": error,
     }
+
+
+def _question_type(item: QAItem) -> str:
+    """The item's type as a :class:`Question` knows it (``""`` for multiple choice, spans...)."""
+    qt = item.question_type
+    return qt if qt in ("yesno", "factoid", "list", "summary") else ""
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -306,6 +314,7 @@ async def _answer_all(
                 Question(
                     id=item.id,
                     text=item.question,
+                    type=_question_type(item),
                     options=item.options,
                     passages=list(item.context),
                 )

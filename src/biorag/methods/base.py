@@ -6,7 +6,7 @@ import abc
 import asyncio
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -15,10 +15,15 @@ from biorag.errors import BioragError
 
 
 class Question(BaseModel):
-    """A question, optionally multiple-choice (``options`` maps a letter to its text)."""
+    """A question, optionally multiple-choice (``options`` maps a letter to its text).
+
+    ``type`` is the BioASQ question type when known (``yesno``, ``factoid``, ``list``,
+    ``summary``); methods with an exact-answer step use it, the others ignore it.
+    """
 
     id: str = "q"
     text: str
+    type: Literal["", "yesno", "factoid", "list", "summary"] = ""
     options: dict[str, str] = Field(default_factory=dict)
     passages: list[str] = Field(
         default_factory=list,
@@ -45,6 +50,11 @@ class Answer(BaseModel):
     answer: str = Field(description="option letter for multiple-choice questions, else text")
     answer_text: str = ""
     sentences: list[AnswerSentence] = Field(default_factory=list)
+    exact: str | list[str] | None = Field(
+        default=None,
+        description="the exact answer by question type, when the method gives one: 'yes'/'no', "
+        "up to 5 ranked factoid candidates, or the items of a list answer",
+    )
     parse_failed: bool = False
     raw_output: str = ""
     context: str = Field(default="", description="the context the reader was given, if any")
