@@ -127,4 +127,6 @@ def dry_run_responder(req: ChatRequest) -> str:
         return '{"answer": "A"}'
     if stage == "rerank":
         return "Yes"
+    if stage == "judge_score":
+        return json.dumps({"score": 3, "reason": "dry run"})
     return _first_words(prompt, 40)
