@@ -235,3 +235,154 @@ def test_reasoning_model_is_a_second_llm(tmp_path, hash_embedder, many):
     ans = m.answer_sync(many)
     assert m.reasoning_llm() is not rt.llm and m.reasoning_llm().model == "r1"
     assert ans.answer == "A"  # the dry-run reader picks the first option
+
+
+# -- batched relevance checks ---------------------------------------------------------------------
+
+
+def batch_rules(batches: list[str | dict]) -> list[dict]:
+    """``rules`` with one scripted ``iprar_relevance_batch`` answer per batch, in order (a Y/N
+    string gives one verdict per passage, a dict is sent as it is)."""
+    pre, *rest = [r for r in rules([]) if r["stage"] != "iprar_relevance"]
+    scripted = [
+        {"verdicts": [{"id": str(i), "relevant": v == "Y"} for i, v in enumerate(b, 1)]}
+        if isinstance(b, str)
+        else b
+        for b in batches
+    ]
+    once = [{"stage": "iprar_relevance_batch", "response": r, "once": True} for r in scripted]
+    return [pre, *once, *rest]
+
+
+@pytest.mark.parametrize(
+    ("batches", "n_calls", "picked"),
+    [
+        (["YYY", "YYY"], 2, [0, 1, 2, 3, 4]),  # target reached inside batch 2: rank order, 5
+        (["NYN", "NNN", "YN"], 3, [1, 6]),  # fewer: the whole ranking checked
+        (["NNN", "NNN", "NN"], 3, [0, 1, 2, 3, 4]),  # none: the top 5
+    ],
+)
+def test_batched_relevance_loop(tmp_path, hash_embedder, many, batches, n_calls, picked):
+    rt, backend = mock_runtime(tmp_path, hash_embedder, batch_rules(batches))
+    d = IPRAR(rt, use_support_scores=False, relevance_batch=3).answer_sync(many).details
+    assert stage_calls(backend, "iprar_relevance_batch") == n_calls
+    assert stage_calls(backend, "iprar_relevance") == 0
+    ranked = [c["chunk_id"] for c in d["aggregated"]]
+    assert d["selected"] == [ranked[i] for i in picked] == d["final_chunks"]
+    flat = "".join(batches)
+    assert [v["relevant"] for v in d["relevance"]] == [c == "Y" for c in flat]
+    assert [v["chunk_id"] for v in d["relevance"]] == ranked[: len(flat)]
+    assert [v["batch"] for v in d["relevance"]] == [i // 3 for i in range(len(flat))]
+    first = backend.calls[[r.stage for r in backend.calls].index("iprar_relevance_batch")]
+    prompt = first.last_user_message()
+    assert "[3] " in prompt and "[4] " not in prompt and first.json_schema is not None
+
+
+def test_batched_relevance_missing_verdict(tmp_path, hash_embedder, many):
+    partial = {"verdicts": [{"id": "1", "relevant": True}, {"id": "[3]", "relevant": "yes"}]}
+    rt, _ = mock_runtime(tmp_path, hash_embedder, batch_rules([partial, "NNNN"]))
+    d = IPRAR(rt, use_support_scores=False, relevance_batch=4).answer_sync(many).details
+    ranked = [c["chunk_id"] for c in d["aggregated"]]
+    rows = d["relevance"]
+    assert len(rows) == 8 and d["selected"] == [ranked[0], ranked[2]]
+    assert rows[1] == {"chunk_id": ranked[1], "relevant": False, "batch": 0, "missing": True}
+    assert rows[3]["missing"] and not rows[0].get("missing") and not rows[4].get("missing")
+
+
+def test_relevance_batch_one_is_one_call_per_chunk(tmp_path, hash_embedder, many):
+    verdicts = ["No", "Yes", "Yes", "No", "Yes", "Yes", "Yes", "No"]
+    rt, backend = mock_runtime(tmp_path, hash_embedder, rules(verdicts))
+    d = IPRAR(rt, use_support_scores=False, relevance_batch=1).answer_sync(many).details
+    assert stage_calls(backend, "iprar_relevance") == 7 == len(d["relevance"])
+    assert stage_calls(backend, "iprar_relevance_batch") == 0
+    assert all("batch" not in v for v in d["relevance"])
+    with pytest.raises(BioragError):
+        IPRAR(rt, relevance_batch=0)
+
+
+# -- the exact answer ---------------------------------------------------------------------------
+
+
+def typed(q, qtype):
+    return q.model_copy(update={"type": qtype, "options": {}})
+
+
+@pytest.mark.parametrize(
+    ("qtype", "response", "exact"),
+    [
+        ("factoid", {"answer": ["KRX1", "1. TGF-beta", "krx1"]}, ["KRX1", "TGF-beta"]),
+        ("list", {"answer": "KRX1; collagen"}, ["KRX1", "collagen"]),
+        ("yesno", {"answer": "yes"}, "yes"),
+    ],
+)
+def test_exact_answer_with_an_llm(tmp_path, hash_embedder, many, qtype, response, exact):
+    script = [*rules(["Yes"] * 8), {"stage": "exact_answer", "response": response}]
+    rt, backend = mock_runtime(tmp_path, hash_embedder, script)
+    ans = IPRAR(rt, use_support_scores=False).answer_sync(typed(many, qtype))
+    assert ans.exact == exact and not ans.parse_failed
+    ex = ans.details["exact_answer"]
+    assert ex["method"] == "llm" and ex["value"] == exact and ex["qtype"] == qtype
+    assert stage_calls(backend, "exact_answer") == 1
+    req = next(r for r in backend.calls if r.stage == "exact_answer")
+    prompt = req.last_user_message()
+    assert f"Question type: {qtype}" in prompt and "KRX1 drives fibrosis [1]." in prompt
+    assert prompt.count("passage number") == len(ans.details["final_chunks"]) == 5
+    assert ans.answer.startswith("KRX1 drives fibrosis")  # the ideal answer is kept
+
+
+def test_exact_answer_parse_failure_and_switch_off(tmp_path, hash_embedder, many):
+    script = [*rules(["Yes"] * 8), {"stage": "exact_answer", "response": "no idea"}]
+    rt, backend = mock_runtime(tmp_path, hash_embedder, script)
+    ans = IPRAR(rt, use_support_scores=False).answer_sync(typed(many, "list"))
+    assert ans.parse_failed and ans.exact == []
+    assert ans.details["exact_answer"]["parse_failed"]
+    assert ans.details["exact_answer"]["raw"] == "no idea"
+    off = IPRAR(rt, use_support_scores=False, exact_answer=False).answer_sync(typed(many, "list"))
+    assert off.exact is None and "exact_answer" not in off.details
+    assert stage_calls(backend, "exact_answer") == 1
+
+
+def test_no_exact_answer_for_summary_untyped_or_yesno_options(tmp_path, hash_embedder, many):
+    rt, backend = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 8))
+    for q in (typed(many, "summary"), typed(many, ""), many.model_copy(update={"type": "yesno"})):
+        ans = IPRAR(rt, use_support_scores=False).answer_sync(q)
+        assert ans.exact is None and "exact_answer" not in ans.details
+    assert stage_calls(backend, "exact_answer") == 0
+
+
+def test_exact_answer_floor_without_llm(tmp_path, hash_embedder):
+    rt = make_runtime(tmp_path, hash_embedder)
+    q = GIVEN.model_copy(
+        update={"type": "factoid", "options": {}, "text": "Which enzyme drives liver fibrosis?"}
+    )
+    ans = IPRAR(rt).answer_sync(q)
+    assert not ans.llm_used and ans.exact and ans.exact[0] == "KRX1"
+    assert ans.details["exact_answer"]["method"] == "floor" and len(ans.exact) <= 5
+    assert any("exact answer: no-LLM floor" in n for n in ans.notes)
+    yn = IPRAR(rt).answer_sync(GIVEN.model_copy(update={"type": "yesno", "options": {}}))
+    assert yn.exact in ("yes", "no") and yn.details["exact_answer"]["method"] == "floor"
+    summary = IPRAR(rt).answer_sync(q.model_copy(update={"type": "summary"}))
+    assert summary.exact is None and "exact_answer" not in summary.details
+
+
+def test_exact_answer_uses_the_reasoning_model(tmp_path, hash_embedder, many):
+    rt, backend = mock_runtime(tmp_path, hash_embedder, batch_rules(["YYYY", "YYYY"]))
+    m = IPRAR(
+        rt,
+        reasoning_model={"backend": "mock", "mock_script": "dry-run", "model": "r1"},
+        use_support_scores=False,
+        relevance_batch=4,
+    )
+    ans = m.answer_sync(typed(many, "factoid"))
+    assert stage_calls(backend, "exact_answer") == 0  # the main model is not asked
+    assert stage_calls(backend, "iprar_relevance_batch") == 2
+    assert ans.details["exact_answer"]["method"] == "llm" and ans.exact == ["KRX1"]
+
+
+def test_dry_run_batched_and_exact(tmp_path, hash_embedder, many):
+    rt = make_runtime(tmp_path, hash_embedder, None, DRY_RUN)
+    ans = IPRAR(rt, relevance_batch=4).answer_sync(typed(many, "list"))
+    d = ans.details
+    assert len(d["relevance"]) == 8 and all(v["relevant"] for v in d["relevance"][:5])
+    assert d["selected"] == [c["chunk_id"] for c in d["aggregated"][:5]]
+    assert isinstance(ans.exact, list) and ans.exact and not ans.parse_failed

@@ -18,6 +18,7 @@ from biorag.llm.types import ChatRequest
 DRY_RUN = "dry-run"
 _ID_LINE = re.compile(r"^### Claim id: (\S+)", re.M)
 _NUMBERED = re.compile(r"^\[(\d+)\] ", re.M)
+_QTYPE = re.compile(r"^Question type: (yesno|factoid|list)\b", re.M)
 
 
 def _after(text: str, marker: str) -> str:
@@ -41,6 +42,18 @@ def _triple_lines(claim: str) -> str:
 
 def _first_words(text: str, n: int = 60) -> str:
     return " ".join(text.split()[:n])
+
+
+def _exact_answer(prompt: str) -> str:
+    """``{"answer": ...}`` in the format of the question type the prompt names: "yes", or
+    capitalised words of the passages (up to 5 for a factoid, 3 for a list)."""
+    m = _QTYPE.search(prompt)
+    qtype = m.group(1) if m else "factoid"
+    if qtype == "yesno":
+        return json.dumps({"answer": "yes"})
+    passages = prompt.split("Passages:", 1)[-1].split("\nQuestion:", 1)[0]
+    names = list(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9-]{2,}\b", passages)))
+    return json.dumps({"answer": names[: 5 if qtype == "factoid" else 3] or ["dry run"]})
 
 
 def dry_run_responder(req: ChatRequest) -> str:
@@ -119,6 +132,11 @@ def dry_run_responder(req: ChatRequest) -> str:
         return json.dumps({"scores": [{"id": str(n), "score": 80} for n in numbers]})
     if stage == "iprar_final":
         return "Dry-run answer [1]."
+    if stage == "iprar_relevance_batch":
+        numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
+        return json.dumps({"verdicts": [{"id": str(n), "relevant": True} for n in numbers]})
+    if stage == "exact_answer":
+        return _exact_answer(prompt)
     if stage == "strata_triplets":
         return "[]"
     if stage == "strata_doc":

@@ -13,14 +13,19 @@ Section 4.3 of the IP-RAR paper. Steps:
    level holds its best passage);
 3. the aggregator (:mod:`biorag.retrieve.aggregate`) ranks the union; a keyword list's
    similarity is the chunk's cosine to the question;
-4. progressive generation: a relevance check chunk by chunk in ranked order (``iprar_relevance``,
-   Yes/No) until ``relevant_target`` are relevant (fewer when the list ends; the top
-   ``relevant_target`` when none is), a draft answer from them (``iprar_answer``), support
-   scores 0-100 per chunk (``iprar_support``, one JSON call), and the final answer over the
-   chunks scoring >= ``support_min`` (else the best 3) by the reasoning model: the project
-   reader for multiple-choice questions (stages ``answer``/``answer_extract``), else
-   ``iprar_final``. No LLM: relevant = cosine to the question >= ``relevance_threshold``,
-   support = cosine x 100, and the floor answers over the chosen chunks.
+4. progressive generation (:mod:`biorag.methods.iprar_generate`): a relevance check in ranked
+   order (``iprar_relevance``, one Yes/No call per chunk; ``relevance_batch`` > 1 asks about
+   several chunks per call, ``iprar_relevance_batch``) until ``relevant_target`` are relevant
+   (fewer when the list ends; the top ``relevant_target`` when none is), a draft answer from
+   them (``iprar_answer``), support scores 0-100 per chunk (``iprar_support``, one JSON call),
+   and the final answer over the chunks scoring >= ``support_min`` (else the best 3) by the
+   reasoning model: the project reader for multiple-choice questions (stages
+   ``answer``/``answer_extract``), else ``iprar_final``. No LLM: relevant = cosine to the
+   question >= ``relevance_threshold``, support = cosine x 100, and the floor answers over the
+   chosen chunks;
+5. the BioASQ exact answer (``exact_answer``; factoid, list and option-less yes/no questions):
+   the reasoning model (stage ``exact_answer``) or the no-LLM floor over the final chunks and
+   the final answer, in ``Answer.exact`` and ``details["exact_answer"]``.
 
 Table 5 ablations: "w/o integrated retrieval" = ``use_keywords=False, use_virtual_answer=False,
 use_abstract_level=False, use_aggregator=False, k=50``; "w/o progressive generation" =
@@ -38,13 +43,14 @@ from typing import Any
 import numpy as np
 
 from biorag.errors import BioragError
-from biorag.llm.prompts import PromptTemplate
-from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question, Runtime, given_passages
-from biorag.methods.context import ContextItem, answer_from_context, merge_options
-from biorag.methods.iprar_prompts import PREREASON_SCHEMA, SUPPORT_SCHEMA
+from biorag.methods.base import Answer, QAMethod, Question, Runtime, given_passages
+from biorag.methods.context import merge_options
+from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
+from biorag.methods.iprar_prompts import PREREASON_SCHEMA
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
 
-PROMPTS = "biorag.methods.iprar_prompts"
+__all__ = ["DEFAULTS", "IPRAR", "PROMPTS", "numbered", "plain_keywords"]
+
 DEFAULTS: dict[str, Any] = {
     "k": 10,
     "weights": list(DEFAULT_WEIGHTS),
@@ -59,12 +65,12 @@ DEFAULTS: dict[str, Any] = {
     "support_min": 50.0,
     "support_fallback": 3,
     "relevance_threshold": 0.3,
+    "relevance_batch": 1,
     "reasoning_model": None,
+    "exact_answer": True,
 }
 LEVELS = {"abstract": "doc", "fulltext": "chunk"}
 _WORD = re.compile(r"[A-Za-z0-9][\w\-]*")
-_YES_NO = re.compile(r"\b(yes|no)\b", re.I)
-_CITE = re.compile(r"\[(\d+)\]")
 
 
 def plain_keywords(question: str) -> list[str]:
@@ -75,10 +81,6 @@ def plain_keywords(question: str) -> list[str]:
     keep = [w if len(w) > 1 and w not in ENGLISH_STOP_WORDS else None for w in words]
     grams = [w for w in keep if w] + [f"{a} {b}" for a, b in itertools.pairwise(keep) if a and b]
     return list(dict.fromkeys(grams))
-
-
-def numbered(texts: list[str]) -> str:
-    return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
 
 
 class _GivenSource:
@@ -110,7 +112,7 @@ class _GivenSource:
         return out[:k]
 
 
-class IPRAR(QAMethod):
+class IPRAR(ProgressiveGeneration, QAMethod):
     """IP-RAR (see module doc). Options: ``DEFAULTS``."""
 
     name = "iprar"
@@ -122,6 +124,8 @@ class IPRAR(QAMethod):
             raise BioragError("iprar needs use_abstract_level or use_fulltext_level")
         if len(merged["weights"]) != 3 or int(merged["relevant_target"]) < 1:
             raise BioragError("iprar weights must be 3 numbers and relevant_target >= 1")
+        if int(merged["relevance_batch"]) < 1:
+            raise BioragError("iprar relevance_batch must be at least 1")
         super().__init__(runtime, **merged)
         self._reasoning: Any = None
 
@@ -138,17 +142,6 @@ class IPRAR(QAMethod):
             settings = s.model_copy(update={"llm": s.llm.model_copy(update=dict(over))})
             self._reasoning = build_llm(settings, accounting=self.rt.llm.accounting)
         return self._reasoning
-
-    async def _chat(self, llm: Any, name: str, values: dict[str, Any], **kw: Any) -> Any:
-        tpl = PromptTemplate.load(PROMPTS, name)
-        return await llm.chat(tpl.request(values, stage=name, **kw))
-
-    def _cosines(self, query: str, texts: list[str]) -> list[float]:
-        if not texts:
-            return []
-        v = np.asarray(self.rt.embedder.embed([query, *texts]), dtype=np.float64)
-        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-        return [float(x) for x in v[1:] @ v[0]]
 
     # -- 1. pre-retrieval reasoning ----------------------------------------------------------
     async def prereason(self, question: Question) -> dict[str, Any]:
@@ -218,84 +211,7 @@ class IPRAR(QAMethod):
                 lists[f"{gran}@{lv}"] = rows
         return lists, passages
 
-    # -- 4. progressive generation -----------------------------------------------------------
-    async def relevance(
-        self, question: Question, ranked: list[Any], texts: dict[str, str]
-    ) -> tuple[list[str], list[dict]]:
-        """Check chunks one by one until ``relevant_target`` are relevant: (selected, verdicts)."""
-        target = int(self.options["relevant_target"])
-        if not self.options["use_relevance_check"]:
-            return [c.chunk_id for c in ranked[:target]], []
-        llm, verdicts, relevant = self.rt.llm, [], []
-        thr = float(self.options["relevance_threshold"])
-        cos = [] if llm else self._cosines(question.text, [texts[c.chunk_id] for c in ranked])
-        for i, c in enumerate(ranked):
-            if llm is None:
-                v = {"chunk_id": c.chunk_id, "relevant": cos[i] >= thr, "cosine": cos[i]}
-            else:
-                resp = await self._chat(
-                    llm,
-                    "iprar_relevance",
-                    {"question": question.text, "passage": texts[c.chunk_id]},
-                    max_tokens=8,
-                )
-                m = _YES_NO.search(resp.text)
-                v = {
-                    "chunk_id": c.chunk_id,
-                    "relevant": bool(m and m.group(1).lower() == "yes"),
-                    "raw": resp.text.strip()[:40],
-                }
-            verdicts.append(v)
-            if v["relevant"]:
-                relevant.append(c.chunk_id)
-                if len(relevant) >= target:
-                    break
-        return relevant or [c.chunk_id for c in ranked[:target]], verdicts
-
-    async def support(
-        self, question: Question, ids: list[str], texts: dict[str, str], draft: str
-    ) -> list[dict]:
-        """A 0-100 support score per selected chunk (no LLM: cosine to the question x 100)."""
-        llm = self.rt.llm
-        if llm is None:
-            sims = self._cosines(question.text, [texts[c] for c in ids])
-            return [
-                {"chunk_id": c, "score": round(100 * max(s, 0.0), 2)}
-                for c, s in zip(ids, sims, strict=True)
-            ]
-        values = {
-            "question": question.text,
-            "draft": draft,
-            "context": numbered([texts[c] for c in ids]),
-        }
-        resp = await self._chat(llm, "iprar_support", values, json_schema=SUPPORT_SCHEMA)
-        got: dict[str, float] = {}
-        rows = resp.parsed.get("scores") if isinstance(resp.parsed, dict) else None
-        for r in rows if isinstance(rows, list) else []:
-            try:
-                got[str(r["id"]).strip("[] ")] = float(r["score"])
-            except (KeyError, TypeError, ValueError):
-                continue
-        return [
-            {
-                "chunk_id": c,
-                "score": got.get(str(i), 0.0),
-                **({} if str(i) in got else {"missing": True}),
-            }
-            for i, c in enumerate(ids, start=1)
-        ]
-
-    def choose(self, ids: list[str], scores: list[dict]) -> list[str]:
-        """Chunks with support >= ``support_min`` (rank order), else the best few."""
-        if not scores:
-            return ids
-        good = [s["chunk_id"] for s in scores if s["score"] >= float(self.options["support_min"])]
-        if good:
-            return good
-        best = sorted(scores, key=lambda s: -s["score"])[: int(self.options["support_fallback"])]
-        keep = {s["chunk_id"] for s in best}
-        return [c for c in ids if c in keep]
-
+    # -- 3. aggregation, then 4-5. progressive generation and the exact answer -------------
     async def answer(self, question: Question) -> Answer:
         pre = await self.prereason(question)
         lists, passages = await self.retrieve(question, pre)
@@ -308,80 +224,9 @@ class IPRAR(QAMethod):
             if self.options["use_aggregator"]
             else by_similarity(tuples)
         )
-        texts = {cid: p.text for cid, p in passages.items()}
-        selected, verdicts = await self.relevance(question, ranked, texts)
-        llm, draft = self.rt.llm, ""
-        if llm is not None and self.options["use_support_scores"] and selected:
-            values = {
-                "question": question.text,
-                "options": question.options_block(),
-                "context": numbered([texts[c] for c in selected]),
-            }
-            draft = (await self._chat(llm, "iprar_answer", values)).text.strip()
-        scores = (
-            await self.support(question, selected, texts, draft)
-            if self.options["use_support_scores"] and selected
-            else []
-        )
-        final = self.choose(selected, scores)
         details = {
             "prereasoning": pre,
             "lists": lists,
             "aggregated": [{k: v for k, v in c.to_dict().items() if k != "terms"} for c in ranked],
-            "relevance": verdicts,
-            "selected": selected,
-            "draft_answer": draft,
-            "support": scores,
-            "final_chunks": final,
         }
-        items = [ContextItem(text=texts[c], chunk_ids=[c], key=c) for c in final]
-        plist = list(passages.values())
-        if llm is None:
-            return await answer_from_context(
-                self.rt, self.name, question, items, plist, details=details
-            )
-        return await self._final(question, items, plist, details)
-
-    async def _final(
-        self, question: Question, items: list[ContextItem], passages: list[Any], details: dict
-    ) -> Answer:
-        from biorag.answer.reader import read_multiple_choice
-        from biorag.methods.context import evidence_for
-
-        llm = self.reasoning_llm()
-        ctx = [it.text for it in items]
-        base = {
-            "method": self.name,
-            "question_id": question.id,
-            "context": "\n\n".join(ctx),
-            "evidence": evidence_for(items, passages),
-            "details": details,
-            "llm_used": True,
-        }
-        if question.options:
-            r = await read_multiple_choice(
-                llm, question.text, question.options, ctx, self.rt.settings.answer.extraction
-            )
-            return Answer(
-                **base,
-                answer=r.answer,
-                answer_text=r.answer_text,
-                raw_output=r.raw_output,
-                parse_failed=r.parse_failed,
-            )
-        resp = await self._chat(
-            llm, "iprar_final", {"question": question.text, "context": numbered(ctx)}
-        )
-        text = resp.text.strip()
-        sentences = []
-        for sent in re.split(r"(?<=[.!?\]])\s+(?=[A-Z])", text):
-            cites = [int(n) for n in _CITE.findall(sent) if 1 <= int(n) <= len(items)]
-            if clean := _CITE.sub("", sent).strip():
-                sentences.append(
-                    AnswerSentence(
-                        text=clean, chunk_ids=list(dict.fromkeys(items[i - 1].key for i in cites))
-                    )
-                )
-        return Answer(
-            **base, answer=text, answer_text=text, raw_output=resp.text, sentences=sentences
-        )
+        return await self.generate(question, ranked, passages, details)

@@ -23,3 +23,17 @@ SUPPORT_SCHEMA = {
     },
     "required": ["scores"],
 }
+RELEVANCE_BATCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "relevant": {"type": "boolean"}},
+                "required": ["id", "relevant"],
+            },
+        }
+    },
+    "required": ["verdicts"],
+}

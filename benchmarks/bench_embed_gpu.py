@@ -1,0 +1,118 @@
+"""Large-batch embedding on a GPU against the CPU, with biorag's sentence-transformers embedder.
+
+Texts: the bundled PubMedQA demo abstracts, cut into windows of ~120 words and repeated with a
+running number until there are ``--n`` of them (the model sees distinct strings; lengths are
+those of real chunks). For every device and batch size: texts per second over the whole set
+(after one warm-up batch), and on CUDA the peak GPU memory. ``cuda-fp16`` is the same model cast
+to half precision. Agreement: cosine between each device's vectors and the CPU float32 vectors of
+the first ``--check`` texts (min and mean), which says whether a GPU-built index can be searched
+with CPU-embedded queries.
+
+    python benchmarks/bench_embed_gpu.py --model all-MiniLM-L6-v2 --n 50000 \
+        --out benchmarks/results/embed_gpu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "src" / "biorag" / "demo" / "data" / "pubmedqa_sample.jsonl"
+
+
+def make_texts(n: int, words: int = 120) -> list[str]:
+    """``n`` distinct chunk-sized texts from the demo abstracts."""
+    windows: list[str] = []
+    for line in DEMO.read_text(encoding="utf-8").splitlines():
+        toks = json.loads(line)["text"].split()
+        windows.extend(" ".join(toks[i : i + words]) for i in range(0, len(toks), words // 2))
+    return [f"{windows[i % len(windows)]} ({i})" for i in range(n)]
+
+
+def run(model: str, device: str, texts: list[str], batch: int, half: bool) -> dict:
+    import torch
+
+    from biorag.embed.st_embedder import SentenceTransformerEmbedder
+
+    emb = SentenceTransformerEmbedder(model, device=device, batch_size=batch)
+    st = emb._load()
+    st.to(torch.float16 if half else torch.float32)
+    emb.embed(texts[:batch])  # warm-up
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    vecs = emb.embed(texts)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    secs = time.perf_counter() - start
+    row = {
+        "device": device + ("-fp16" if half else ""),
+        "batch_size": batch,
+        "n": len(texts),
+        "seconds": round(secs, 3),
+        "texts_per_s": round(len(texts) / secs, 1),
+    }
+    if device.startswith("cuda"):
+        row["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    st.to(torch.float32)
+    return row | {"_vectors": vecs}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="all-MiniLM-L6-v2")
+    ap.add_argument("--n", type=int, default=50_000, help="texts on the GPU")
+    ap.add_argument("--n-cpu", type=int, default=5_000, help="texts on the CPU (slower)")
+    ap.add_argument("--batch-sizes", default="64,256,1024")
+    ap.add_argument("--check", type=int, default=512, help="texts compared across devices")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+
+    import torch
+
+    texts = make_texts(max(args.n, args.n_cpu))
+    sizes = [int(x) for x in args.batch_sizes.split(",")]
+    rows = []
+    ref = run(args.model, "cpu", texts[: args.n_cpu], 64, False)
+    rows.append(ref)
+    ref_vecs = ref["_vectors"][: args.check]
+    if torch.cuda.is_available():
+        for half in (False, True):
+            for b in sizes:
+                r = run(args.model, "cuda", texts[: args.n], b, half)
+                cos = np.sum(r["_vectors"][: args.check] * ref_vecs, axis=1)
+                r["cos_vs_cpu_min"] = round(float(cos.min()), 6)
+                r["cos_vs_cpu_mean"] = round(float(cos.mean()), 6)
+                rows.append(r)
+    else:
+        print("no CUDA device: CPU row only", file=sys.stderr)
+    for r in rows:
+        r.pop("_vectors", None)
+        print(json.dumps(r), file=sys.stderr)
+    result = {
+        "benchmark": "embed_gpu",
+        "model": args.model,
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "cpu_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "rows": rows,
+    }
+    text = json.dumps(result, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,333 @@
+"""IP-RAR progressive reasoning-based generation (section 4.3 of the IP-RAR paper), and the
+BioASQ exact-answer step after it.
+
+:class:`ProgressiveGeneration` is a mixin of :class:`~biorag.methods.iprar.IPRAR`; it needs
+``self.rt``, ``self.options``, ``self.name`` and ``self.reasoning_llm()``. Over the aggregated
+ranking it runs:
+
+1. the relevance check (:meth:`~ProgressiveGeneration.relevance`): chunks in ranked order until
+   ``relevant_target`` are relevant. ``relevance_batch = 1`` (the paper) asks one Yes/No call
+   per chunk (``iprar_relevance``); ``relevance_batch = N > 1`` asks about N chunks at a time in
+   one call (``iprar_relevance_batch``, JSON verdicts per numbered passage), still in ranked
+   order, taking a batch's relevant chunks in rank order up to the target and stopping there. A
+   passage the model gives no verdict for is not relevant (its row says ``"missing": true``).
+   In every mode: fewer relevant when the ranking ends, the top ``relevant_target`` when none is.
+   No LLM: relevant = cosine to the question >= ``relevance_threshold``;
+2. a draft answer from the relevant chunks (``iprar_answer``), support scores 0-100 per chunk
+   (``iprar_support``, one JSON call; no LLM: cosine x 100), and the chunks scoring
+   >= ``support_min`` (else the best ``support_fallback``);
+3. the final answer over those chunks by the reasoning model: the project reader for
+   multiple-choice questions, else ``iprar_final``; no LLM: the floor answerer;
+4. the exact answer (``exact_answer`` option) for factoid, list and option-less yes/no questions
+   (:mod:`biorag.answer.exact`): the reasoning model over the final chunks and the final answer
+   text (the paper refines the ideal answer into the type's format), or the no-LLM floor.
+   ``Answer.exact`` and ``details["exact_answer"]`` hold it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from biorag.llm.jsonparse import parse_json_lenient
+from biorag.llm.prompts import PromptTemplate
+from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
+from biorag.methods.context import ContextItem, answer_from_context
+from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
+
+PROMPTS = "biorag.methods.iprar_prompts"
+EXACT_NOTE = "exact answer: no-LLM floor (pattern candidates ranked by sentence similarity)"
+_YES_NO = re.compile(r"\b(yes|no)\b", re.I)
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+def numbered(texts: list[str]) -> str:
+    """Texts as ``[1] ...`` blocks separated by blank lines."""
+    return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
+
+
+def _verdict(value: Any) -> bool | None:
+    """A relevance verdict (true/false, "yes"/"no") as a bool; None when it is neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        m = _YES_NO.search(value)
+        return m.group(1).lower() == "yes" if m else None
+    return None
+
+
+def batch_verdicts(parsed: Any, text: str) -> dict[int, bool]:
+    """Passage number -> relevant, from ``{"verdicts": [{"id", "relevant"}]}`` (or, leniently,
+    a bare list of such rows or an ``{"1": "yes", ...}`` map). Unusable rows are skipped."""
+    value = parsed
+    if not isinstance(value, dict | list):
+        value, _err = parse_json_lenient(text)
+    rows: Any = value.get("verdicts", value) if isinstance(value, dict) else value
+    if isinstance(rows, dict):
+        rows = [{"id": k, "relevant": v} for k, v in rows.items()]
+    out: dict[int, bool] = {}
+    for r in rows if isinstance(rows, list) else []:
+        if not isinstance(r, dict):
+            continue
+        ok = _verdict(r.get("relevant"))
+        try:
+            n = int(str(r.get("id")).strip("[] "))
+        except ValueError:
+            continue
+        if ok is not None:
+            out.setdefault(n, ok)
+    return out
+
+
+class ProgressiveGeneration:
+    """IP-RAR's progressive generation and exact-answer step (see module doc)."""
+
+    rt: Runtime
+    options: dict[str, Any]
+    name: str
+
+    def reasoning_llm(self) -> Any:
+        """The final-answer model (the method overrides this)."""
+        return self.rt.llm
+
+    async def _chat(self, llm: Any, name: str, values: dict[str, Any], **kw: Any) -> Any:
+        tpl = PromptTemplate.load(PROMPTS, name)
+        return await llm.chat(tpl.request(values, stage=name, **kw))
+
+    def _cosines(self, query: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        v = np.asarray(self.rt.embedder.embed([query, *texts]), dtype=np.float64)
+        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        return [float(x) for x in v[1:] @ v[0]]
+
+    # -- relevance check ---------------------------------------------------------------------
+    async def relevance(
+        self, question: Question, ranked: list[Any], texts: dict[str, str]
+    ) -> tuple[list[str], list[dict]]:
+        """Check chunks in ranked order until ``relevant_target`` are relevant:
+        ``(selected, verdicts)``."""
+        target = int(self.options["relevant_target"])
+        if not self.options["use_relevance_check"]:
+            return [c.chunk_id for c in ranked[:target]], []
+        llm, verdicts, relevant = self.rt.llm, [], []
+        if llm is not None and int(self.options["relevance_batch"]) > 1:
+            relevant, verdicts = await self._relevance_batched(question, ranked, texts, target)
+            return relevant or [c.chunk_id for c in ranked[:target]], verdicts
+        thr = float(self.options["relevance_threshold"])
+        cos = [] if llm else self._cosines(question.text, [texts[c.chunk_id] for c in ranked])
+        for i, c in enumerate(ranked):
+            if llm is None:
+                v = {"chunk_id": c.chunk_id, "relevant": cos[i] >= thr, "cosine": cos[i]}
+            else:
+                resp = await self._chat(
+                    llm,
+                    "iprar_relevance",
+                    {"question": question.text, "passage": texts[c.chunk_id]},
+                    max_tokens=8,
+                )
+                m = _YES_NO.search(resp.text)
+                v = {
+                    "chunk_id": c.chunk_id,
+                    "relevant": bool(m and m.group(1).lower() == "yes"),
+                    "raw": resp.text.strip()[:40],
+                }
+            verdicts.append(v)
+            if v["relevant"]:
+                relevant.append(c.chunk_id)
+                if len(relevant) >= target:
+                    break
+        return relevant or [c.chunk_id for c in ranked[:target]], verdicts
+
+    async def _relevance_batched(
+        self, question: Question, ranked: list[Any], texts: dict[str, str], target: int
+    ) -> tuple[list[str], list[dict]]:
+        """``relevance_batch`` chunks per ``iprar_relevance_batch`` call, in ranked order."""
+        size = int(self.options["relevance_batch"])
+        llm, verdicts, relevant = self.rt.llm, [], []
+        for b, start in enumerate(range(0, len(ranked), size)):
+            batch = ranked[start : start + size]
+            values = {
+                "question": question.text,
+                "context": numbered([texts[c.chunk_id] for c in batch]),
+            }
+            resp = await self._chat(
+                llm,
+                "iprar_relevance_batch",
+                values,
+                json_schema=RELEVANCE_BATCH_SCHEMA,
+                max_tokens=24 * len(batch) + 32,
+            )
+            got = batch_verdicts(resp.parsed, resp.text)
+            for n, c in enumerate(batch, start=1):
+                v: dict[str, Any] = {"chunk_id": c.chunk_id, "relevant": got.get(n, False)}
+                verdicts.append(v | {"batch": b} | ({} if n in got else {"missing": True}))
+                if v["relevant"] and len(relevant) < target:
+                    relevant.append(c.chunk_id)
+            if len(relevant) >= target:
+                break
+        return relevant, verdicts
+
+    # -- draft, support, choice --------------------------------------------------------------
+    async def support(
+        self, question: Question, ids: list[str], texts: dict[str, str], draft: str
+    ) -> list[dict]:
+        """A 0-100 support score per selected chunk (no LLM: cosine to the question x 100)."""
+        llm = self.rt.llm
+        if llm is None:
+            sims = self._cosines(question.text, [texts[c] for c in ids])
+            return [
+                {"chunk_id": c, "score": round(100 * max(s, 0.0), 2)}
+                for c, s in zip(ids, sims, strict=True)
+            ]
+        values = {
+            "question": question.text,
+            "draft": draft,
+            "context": numbered([texts[c] for c in ids]),
+        }
+        resp = await self._chat(llm, "iprar_support", values, json_schema=SUPPORT_SCHEMA)
+        got: dict[str, float] = {}
+        rows = resp.parsed.get("scores") if isinstance(resp.parsed, dict) else None
+        for r in rows if isinstance(rows, list) else []:
+            try:
+                got[str(r["id"]).strip("[] ")] = float(r["score"])
+            except (KeyError, TypeError, ValueError):
+                continue
+        return [
+            {
+                "chunk_id": c,
+                "score": got.get(str(i), 0.0),
+                **({} if str(i) in got else {"missing": True}),
+            }
+            for i, c in enumerate(ids, start=1)
+        ]
+
+    def choose(self, ids: list[str], scores: list[dict]) -> list[str]:
+        """Chunks with support >= ``support_min`` (rank order), else the best few."""
+        if not scores:
+            return ids
+        good = [s["chunk_id"] for s in scores if s["score"] >= float(self.options["support_min"])]
+        if good:
+            return good
+        best = sorted(scores, key=lambda s: -s["score"])[: int(self.options["support_fallback"])]
+        keep = {s["chunk_id"] for s in best}
+        return [c for c in ids if c in keep]
+
+    async def generate(
+        self,
+        question: Question,
+        ranked: list[Any],
+        passages: dict[str, Any],
+        details: dict[str, Any],
+    ) -> Answer:
+        """Steps 1-4 of the module doc over the aggregated ``ranked`` chunks; ``details`` (the
+        retrieval part) is extended with the generation keys."""
+        texts = {cid: p.text for cid, p in passages.items()}
+        selected, verdicts = await self.relevance(question, ranked, texts)
+        llm, draft = self.rt.llm, ""
+        if llm is not None and self.options["use_support_scores"] and selected:
+            values = {
+                "question": question.text,
+                "options": question.options_block(),
+                "context": numbered([texts[c] for c in selected]),
+            }
+            draft = (await self._chat(llm, "iprar_answer", values)).text.strip()
+        scores = (
+            await self.support(question, selected, texts, draft)
+            if self.options["use_support_scores"] and selected
+            else []
+        )
+        final = self.choose(selected, scores)
+        details.update(
+            relevance=verdicts,
+            selected=selected,
+            draft_answer=draft,
+            support=scores,
+            final_chunks=final,
+        )
+        items = [ContextItem(text=texts[c], chunk_ids=[c], key=c) for c in final]
+        plist = list(passages.values())
+        if llm is None:
+            ans = await answer_from_context(
+                self.rt, self.name, question, items, plist, details=details
+            )
+        else:
+            ans = await self._final(question, items, plist, details)
+        return await self._exact(question, ans, [it.text for it in items])
+
+    # -- final answer ------------------------------------------------------------------------
+    async def _final(
+        self, question: Question, items: list[ContextItem], passages: list[Any], details: dict
+    ) -> Answer:
+        from biorag.answer.reader import read_multiple_choice
+        from biorag.methods.context import evidence_for
+
+        llm = self.reasoning_llm()
+        ctx = [it.text for it in items]
+        base = {
+            "method": self.name,
+            "question_id": question.id,
+            "context": "\n\n".join(ctx),
+            "evidence": evidence_for(items, passages),
+            "details": details,
+            "llm_used": True,
+        }
+        if question.options:
+            r = await read_multiple_choice(
+                llm, question.text, question.options, ctx, self.rt.settings.answer.extraction
+            )
+            return Answer(
+                **base,
+                answer=r.answer,
+                answer_text=r.answer_text,
+                raw_output=r.raw_output,
+                parse_failed=r.parse_failed,
+            )
+        resp = await self._chat(
+            llm, "iprar_final", {"question": question.text, "context": numbered(ctx)}
+        )
+        text = resp.text.strip()
+        sentences = []
+        for sent in re.split(r"(?<=[.!?\]])\s+(?=[A-Z])", text):
+            cites = [int(n) for n in _CITE.findall(sent) if 1 <= int(n) <= len(items)]
+            if clean := _CITE.sub("", sent).strip():
+                sentences.append(
+                    AnswerSentence(
+                        text=clean, chunk_ids=list(dict.fromkeys(items[i - 1].key for i in cites))
+                    )
+                )
+        return Answer(
+            **base, answer=text, answer_text=text, raw_output=resp.text, sentences=sentences
+        )
+
+    # -- exact answer ------------------------------------------------------------------------
+    def wants_exact(self, question: Question) -> bool:
+        """Whether the exact-answer step runs: factoid, list, or yes/no without options."""
+        if not self.options["exact_answer"]:
+            return False
+        return question.type in ("factoid", "list") or (
+            question.type == "yesno" and not question.options
+        )
+
+    async def _exact(self, question: Question, ans: Answer, contexts: list[str]) -> Answer:
+        """``ans`` with ``exact`` and ``details["exact_answer"]`` set when :meth:`wants_exact`."""
+        from biorag.answer.exact import exact_answer
+
+        if not self.wants_exact(question):
+            return ans
+        llm = self.reasoning_llm() if self.rt.llm is not None else None
+        ideal = ans.answer_text or ans.answer
+        res = await exact_answer(
+            llm, question.text, question.type, contexts, ideal, self.rt.embedder
+        )
+        ans.details["exact_answer"] = res.to_dict()
+        if res.value is None:  # the model's answer held no usable exact answer
+            ans.exact = "" if question.type == "yesno" else []
+            ans.parse_failed = True
+        else:
+            ans.exact = res.value
+        if res.method == "floor":
+            ans.notes.append(EXACT_NOTE)
+        return ans
