@@ -365,8 +365,14 @@ def test_exact_answer_floor_without_llm(tmp_path, hash_embedder):
     assert summary.exact is None and "exact_answer" not in summary.details
 
 
-def test_exact_answer_uses_the_reasoning_model(tmp_path, hash_embedder, many):
-    rt, backend = mock_runtime(tmp_path, hash_embedder, batch_rules(["YYYY", "YYYY"]))
+def test_exact_answer_uses_the_main_model_not_the_reasoning_one(tmp_path, hash_embedder, many):
+    # The paper: the reasoning model writes the ideal answer, the main model (DeepSeek-V3)
+    # extracts the exact answer from it.
+    main = [
+        *batch_rules(["YYYY", "YYYY"]),
+        {"stage": "exact_answer", "response": {"answer": ["KRX1"]}},
+    ]
+    rt, backend = mock_runtime(tmp_path, hash_embedder, main)
     m = IPRAR(
         rt,
         reasoning_model={"backend": "mock", "mock_script": "dry-run", "model": "r1"},
@@ -374,9 +380,11 @@ def test_exact_answer_uses_the_reasoning_model(tmp_path, hash_embedder, many):
         relevance_batch=4,
     )
     ans = m.answer_sync(typed(many, "factoid"))
-    assert stage_calls(backend, "exact_answer") == 0  # the main model is not asked
+    assert stage_calls(backend, "exact_answer") == 1
+    assert stage_calls(backend, "iprar_final") == 0  # the final answer is the reasoning model's
     assert stage_calls(backend, "iprar_relevance_batch") == 2
     assert ans.details["exact_answer"]["method"] == "llm" and ans.exact == ["KRX1"]
+    assert ans.answer.startswith("Dry-run answer")
 
 
 def test_dry_run_batched_and_exact(tmp_path, hash_embedder, many):

@@ -19,8 +19,9 @@ ranking it runs:
 3. the final answer over those chunks by the reasoning model: the project reader for
    multiple-choice questions, else ``iprar_final``; no LLM: the floor answerer;
 4. the exact answer (``exact_answer`` option) for factoid, list and option-less yes/no questions
-   (:mod:`biorag.answer.exact`): the reasoning model over the final chunks and the final answer
-   text (the paper refines the ideal answer into the type's format), or the no-LLM floor.
+   (:mod:`biorag.answer.exact`): the main model (not the reasoning one: the paper refines the
+   reasoning model's ideal answer into the type's format with DeepSeek-V3) over the final
+   chunks and the final answer text, or the no-LLM floor.
    ``Answer.exact`` and ``details["exact_answer"]`` hold it.
 """
 
@@ -317,7 +318,7 @@ class ProgressiveGeneration:
 
         if not self.wants_exact(question):
             return ans
-        llm = self.reasoning_llm() if self.rt.llm is not None else None
+        llm = self.rt.llm
         ideal = ans.answer_text or ans.answer
         res = await exact_answer(
             llm, question.text, question.type, contexts, ideal, self.rt.embedder
