@@ -16,7 +16,9 @@ Runs (each into a fresh directory, embedder all-MiniLM-L6-v2 on CPU, embedding c
   * no-LLM floor, stand-in MeSH vocabulary: papers per second per stage, timed by wrapping
     the functions ``build_strata`` calls - extraction (triplet patterns, doc-level rules,
     mention matching), normalization (``Normalizer.normalize`` incl. the vector step,
-    ``NameMatcher.canonical``), storage (``StrataStore`` writes + commit);
+    ``NameMatcher.canonical``), storage (``SQLiteTypedStore`` writes + commit, the typed
+    tables of ``kg.sqlite``), projection (entity relations into the flat VectorGraphRAG store
+    of the same file, and syncing its entity index);
   * dry-run model (mock backend, no model behind it), stand-in vocabulary: LLM calls per
     paper by stage (from the LLM's accounting).
 
@@ -38,12 +40,12 @@ from typing import Any
 
 from biorag.cli.strata_cmd import load_papers
 from biorag.config import Settings
+from biorag.kg.typed_sqlite_store import SQLiteTypedStore
 from biorag.methods.base import Runtime
 from biorag.strata import build as sb
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import MentionMatcher
 from biorag.strata.normalize import Normalizer
-from biorag.strata.store import StrataStore
 from biorag.strata.vocab import VocabEntry, Vocabulary
 
 DATA = Path("/work/shared/data/pubmedqa/ori_pqal.json")
@@ -119,7 +121,9 @@ class StageTimer:
         self.wrap(Normalizer, "normalize", "normalization")
         self.wrap(NameMatcher, "canonical", "normalization")
         for n in ("upsert_node", "add_aliases", "add_edge", "commit"):
-            self.wrap(StrataStore, n, "storage")
+            self.wrap(SQLiteTypedStore, n, "storage")
+        for n in ("project_entity_level", "sync_entity_index"):
+            self.wrap(sb, n, "projection")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -144,6 +148,7 @@ def run(papers, vocab, embedder, llm, label: str) -> dict[str, Any]:
         "seconds_by_stage": stages,
         "papers_per_s_by_stage": {k: round(n / v, 1) if v else None for k, v in stages.items()},
         "triplets": rep.triplets,
+        "flat_triplets_added": rep.flat_triplets_added,
         "normalized": rep.normalized,
         "llm_fallbacks": rep.llm_fallbacks,
         "nodes": dict(sorted(rep.nodes.items())),
@@ -164,8 +169,8 @@ def run(papers, vocab, embedder, llm, label: str) -> dict[str, Any]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = [
         "| run | papers | vocab | total p/s | extraction p/s | normalization p/s | storage p/s "
-        "| LLM calls/paper by stage | triplets | nodes by type | edges by type |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| projection p/s | LLM calls/paper by stage | triplets | nodes by type | edges by type |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ps = r["papers_per_s_by_stage"]
@@ -173,6 +178,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         out.append(
             f"| {r['run']} | {r['papers']} | {r['vocab_entries']} | {r['papers_per_s_total']} "
             f"| {ps.get('extraction')} | {ps.get('normalization')} | {ps.get('storage')} "
+            f"| {ps.get('projection')} "
             f"| {', '.join(f'{k} {v}' for k, v in llm.items()) if llm else '- (no LLM)'} "
             f"| {r['triplets']} | {', '.join(f'{k} {v}' for k, v in r['nodes'].items())} "
             f"| {', '.join(f'{k} {v}' for k, v in r['edges'].items())} |"

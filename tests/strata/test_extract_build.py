@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from biorag.strata import StrataStore, build_strata
+from biorag.kg import open_typed_store
+from biorag.strata import build_strata
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import (
     extract_doc_llm,
@@ -78,7 +79,7 @@ def test_build_no_llm_and_queries(tmp_path, vocab, emb, papers):
         assert rep.nodes.get(t), t
     for e in ("MENTIONS", "USES_METHOD", "USES_DATASET", "IN_DOMAIN", "CITES", "TREATS"):
         assert rep.edges.get(e), e
-    with StrataStore(rep.db_path) as s:
+    with open_typed_store(rep.db_path) as s:
         drugs = drugs_for_disease(s, "Breast Neoplasms")
         assert drugs[0]["drug"] == "Trastuzumab" and drugs[0]["papers"] == ["P1"]
         assert drugs_for_disease(s, "type 2 diabetes")[0]["drug"] == "Metformin"
@@ -113,7 +114,7 @@ def test_build_mock_llm_merges_with_provenance(tmp_path, vocab, emb, papers, moc
     ])  # fmt: skip
     rep = build_strata(papers, llm, emb, vocab, tmp_path / "kg")
     assert rep.mode == "llm" and rep.llm_fallbacks == 0
-    with StrataStore(rep.db_path) as s:
+    with open_typed_store(rep.db_path) as s:
         drugs = drugs_for_disease(s, "Breast Neoplasms")
         assert drugs == [
             {"drug": "Trastuzumab", "relation": "TREATS", "papers": ["P1", "P2", "P3"]}

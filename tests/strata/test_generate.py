@@ -6,9 +6,9 @@ import pytest
 
 from biorag.errors import BioragError
 from biorag.eval.datasets import load_dataset
+from biorag.kg import open_typed_store
 from biorag.strata import build_strata
 from biorag.strata.generate import generate_biocdqa, pick_groups
-from biorag.strata.store import StrataStore
 
 GOOD = "Trastuzumab targets ERBB2."
 GOOD2 = "ERBB2 activates TP53."
@@ -34,7 +34,7 @@ def kg(papers, emb, vocab, tmp_path):
 
 
 def test_groups_connected_and_deterministic(kg, papers):
-    with StrataStore(kg / "strata.sqlite") as store:
+    with open_typed_store(kg / "kg.sqlite") as store:
         a = pick_groups(store, [p["pid"] for p in papers], 6, 5, seed=3)
         b = pick_groups(store, [p["pid"] for p in papers], 6, 5, seed=3)
     assert a == b and a

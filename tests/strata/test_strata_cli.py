@@ -1,14 +1,16 @@
-"""``biorag strata build|stats|query`` through typer's CliRunner (no-LLM floor, fake embedder)."""
+"""``biorag strata build|stats|query|generate`` through typer's CliRunner (fake embedder)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from tests.kg.test_typed_store_neo4j import FakeNeo4jServer
 from typer.testing import CliRunner
 
 from biorag.cli import strata_cmd
 from biorag.cli.strata_cmd import app
+from biorag.kg import open_store
 
 runner = CliRunner()
 
@@ -82,3 +84,68 @@ def test_missing_file_one_line_error(tmp_path):
     assert r.exit_code == 2 and r.stderr.startswith("error: --strata")
     r = runner.invoke(app, ["query", "bogus", "x", "--strata", str(tmp_path)])
     assert r.exit_code == 2 and "must be one of" in r.stderr
+
+
+def test_build_report_points_at_the_shared_file(built):
+    out, report = built
+    assert report["db_path"] == str(out / "kg.sqlite") and report["backend"] == "sqlite"
+    assert report["flat_triplets_added"] > 0 and not (out / "strata.sqlite").exists()
+
+
+def test_backend_option_errors(tmp_path, built):
+    out, _ = built
+    r = runner.invoke(app, ["stats", "--strata", str(out), "--backend", "mysql"])
+    assert r.exit_code == 2 and "--backend must be one of sqlite, neo4j" in r.stderr
+    r = runner.invoke(app, ["stats", "--backend", "neo4j"])
+    assert r.exit_code == 2 and "--neo4j-uri" in r.stderr
+    r = runner.invoke(app, ["stats"])
+    assert r.exit_code == 2 and "--strata DIR is needed" in r.stderr
+    flat_only = tmp_path / "flat"
+    open_store(flat_only).close()  # a VectorGraphRAG graph: kg.sqlite without BioStrataKG
+    r = runner.invoke(app, ["query", "drugs-for", "x", "--strata", str(flat_only)])
+    assert r.exit_code == 2 and "holds no BioStrataKG" in r.stderr
+
+
+def test_neo4j_backend_through_the_cli(tmp_path, built, monkeypatch):
+    _, report = built
+    server = FakeNeo4jServer().install(monkeypatch)
+    src = tmp_path / "papers.jsonl"
+    mesh, uni = tmp_path / "desc.xml", tmp_path / "uniprot.tsv"
+    neo = ["--backend", "neo4j", "--neo4j-uri", "bolt://fake:7687", "--neo4j-user", "ann"]
+    args = ["build", "--papers", str(src), "--mesh", str(mesh), "--uniprot", str(uni)]
+    r = runner.invoke(app, [*args, "--out", str(tmp_path / "n"), *neo, "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["nodes"] == report["nodes"] and server.auth is None
+    r = runner.invoke(app, ["stats", *neo, "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["backend"] == "neo4j" and data["nodes"] == report["nodes"]
+    r = runner.invoke(app, ["query", "drugs-for", "breast cancer", *neo, "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["result"][0]["drug"] == "Trastuzumab"
+    r = runner.invoke(app, ["generate", "--papers", str(src), "--n", "1", *neo])
+    assert r.exit_code == 2 and "--out FILE" in r.stderr
+
+
+def test_generate_command(tmp_path, built, monkeypatch, mock_llm):
+    out, _ = built
+    gen = {"question": "What does Trastuzumab target?", "type": "factual",
+           "ideal_answer": "ERBB2", "source_sentences": ["Trastuzumab targets ERBB2."]}  # fmt: skip
+    llm = mock_llm(
+        [
+            {"stage": "biocdqa_generate", "response": gen},
+            {"stage": "biocdqa_ground", "response": {"grounded": "yes"}},
+        ]
+    )
+    monkeypatch.setattr(strata_cmd, "_llm", lambda: llm)
+    src = tmp_path / "papers.jsonl"
+    r = runner.invoke(
+        app, ["generate", "--papers", str(src), "--strata", str(out), "--n", "1", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["out_path"] == str(out / "biocdqa.jsonl") and rep["groups"] == 1
+    lines = (out / "biocdqa.jsonl").read_text().splitlines()
+    assert len(lines) == rep["kept"] and rep["kept"] + rep["dropped_unquoted"] == 1
+    monkeypatch.setattr(strata_cmd, "_llm", lambda: None)
+    r = runner.invoke(app, ["generate", "--papers", str(src), "--strata", str(out), "--n", "1"])
+    assert r.exit_code == 2 and "needs an LLM" in r.stderr

@@ -1,4 +1,11 @@
-"""``biorag strata build|stats|query``: the two-level BioStrataKG (entities and papers)."""
+"""``biorag strata build|stats|query|generate``: the two-level BioStrataKG (entities, papers).
+
+The graph lives in the shared knowledge-graph store: ``--backend sqlite`` (default) is the
+embedded ``DIR/kg.sqlite`` of ``--out``/``--strata DIR`` (the same file ``biorag kg --kg DIR``
+reads); ``--backend neo4j`` is a server (``--neo4j-uri``, ``--neo4j-user``,
+``--neo4j-database``, and ``--neo4j-password-env``: the NAME of the variable holding the
+password, never the password itself).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,17 @@ app = typer.Typer(
 )
 
 QUERIES = ("drugs-for", "gene-disease", "papers-in", "methods-of")
+BACKENDS = ("sqlite", "neo4j")
+
+BACKEND = typer.Option("sqlite", "--backend", help="sqlite (DIR/kg.sqlite) | neo4j (a server)")
+NEO4J_URI = typer.Option(None, "--neo4j-uri", help="bolt://host:7687 (with --backend neo4j)")
+NEO4J_USER = typer.Option("neo4j", "--neo4j-user", help="Neo4j user")
+NEO4J_DATABASE = typer.Option(None, "--neo4j-database", help="Neo4j database (server default)")
+NEO4J_PASSWORD_ENV = typer.Option(
+    "BIORAG_NEO4J_PASSWORD",
+    "--neo4j-password-env",
+    help="NAME of the environment variable holding the Neo4j password",
+)
 
 
 def _runtime() -> Any:
@@ -104,13 +122,41 @@ def load_papers(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return papers[:limit] if limit is not None else papers
 
 
-def _db(strata: Path) -> Path:
+def _backend(
+    backend: str, uri: str | None, user: str, database: str | None, password_env: str
+) -> tuple[Any, str | None, dict[str, Any]]:
+    """(backend, uri, store keyword arguments) from the options, checked."""
+    b = backend.strip().lower()
+    if b not in BACKENDS:
+        raise BioragError(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if b == "sqlite":
+        return b, None, {}
+    if not uri:
+        raise BioragError("--backend neo4j needs --neo4j-uri (e.g. bolt://localhost:7687)")
+    return b, uri, {"user": user, "database": database, "password_env": password_env}
+
+
+def _open_strata(strata: Path | None, backend: str, uri: str | None, kw: dict[str, Any]) -> Any:
+    """The BioStrataKG store to read: DIR/kg.sqlite (which must hold one) or the Neo4j server."""
+    from biorag.kg.typed_store import open_typed_store
     from biorag.strata.build import DB_NAME
 
+    if backend == "neo4j":
+        return open_typed_store(str(uri), "neo4j", **kw)
+    if strata is None:
+        raise BioragError("--strata DIR is needed (the directory biorag strata build wrote)")
     db = strata / DB_NAME
     if not db.is_file():
-        raise BioragError(f"--strata: no BioStrataKG at {strata} (run biorag strata build)")
-    return db
+        old = " (its strata.sqlite is an older format: build again)"
+        hint = old if (strata / "strata.sqlite").is_file() else ""
+        raise BioragError(f"--strata: no BioStrataKG at {strata}{hint} (run biorag strata build)")
+    store = open_typed_store(db)
+    if not sum(store.counts()[0].values()):
+        store.close()
+        raise BioragError(
+            f"--strata: {db} holds no BioStrataKG (run biorag strata build --out {strata})"
+        )
+    return store
 
 
 @app.command()
@@ -119,8 +165,13 @@ def build(
     papers: Path = typer.Option(..., "--papers", help="JSON lines papers or PubMedQA ori_pqal"),
     mesh: Path = typer.Option(None, "--mesh", help="MeSH descriptor XML (desc20XX.xml)"),
     uniprot: Path = typer.Option(None, "--uniprot", help="UniProt TSV (Entry, Protein names...)"),
-    out: Path = typer.Option(..., "--out", help="BioStrataKG directory (created)"),
+    out: Path = typer.Option(..., "--out", help="BioStrataKG directory (created; kg.sqlite)"),
     limit: int = typer.Option(None, "--limit", help="only the first N papers"),
+    backend: str = BACKEND,
+    neo4j_uri: str = NEO4J_URI,
+    neo4j_user: str = NEO4J_USER,
+    neo4j_database: str = NEO4J_DATABASE,
+    neo4j_password_env: str = NEO4J_PASSWORD_ENV,
     as_json: bool = typer.Option(False, "--json", help="print the build report as JSON"),
 ) -> None:
     """Extract typed triplets and methods/datasets/domains, normalize, store."""
@@ -130,6 +181,7 @@ def build(
 
     if limit is not None and limit < 1:
         raise BioragError("--limit must be at least 1")
+    b, uri, kw = _backend(backend, neo4j_uri, neo4j_user, neo4j_database, neo4j_password_env)
     _need_file(mesh, "--mesh")
     _need_file(uniprot, "--uniprot")
     rows = load_papers(papers, limit)
@@ -140,7 +192,7 @@ def build(
     if llm is None:
         _say("no LLM configured: no-LLM floor (patterns, vocabulary, keywords)")
     try:
-        report = build_strata(rows, llm, embedder, vocab, out)
+        report = build_strata(rows, llm, embedder, vocab, out, backend=b, uri=uri, **kw)
         accounting = llm.accounting.report() if llm is not None else {}
     finally:
         if llm is not None:
@@ -149,26 +201,33 @@ def build(
         emit_json({**asdict(report), "accounting": accounting})
     else:
         typer.echo(
-            f"{out}: {report.papers} papers, {report.triplets} triplets ({report.mode}, "
-            f"{report.llm_fallbacks} LLM fallbacks); {sum(report.nodes.values())} nodes, "
-            f"{sum(report.edges.values())} edges"
+            f"{report.db_path}: {report.papers} papers, {report.triplets} triplets "
+            f"({report.mode}, {report.llm_fallbacks} LLM fallbacks); "
+            f"{sum(report.nodes.values())} nodes, {sum(report.edges.values())} edges; "
+            f"{report.flat_triplets_added} entity relations added to the flat store"
         )
+        _say(f"VectorGraphRAG: {report.vectorgraphrag}")
     print_accounting(accounting)
 
 
 @app.command()
 @handle_errors
 def stats(
-    strata: Path = typer.Option(..., "--strata", help="BioStrataKG directory"),
+    strata: Path = typer.Option(None, "--strata", help="BioStrataKG directory (sqlite)"),
+    backend: str = BACKEND,
+    neo4j_uri: str = NEO4J_URI,
+    neo4j_user: str = NEO4J_USER,
+    neo4j_database: str = NEO4J_DATABASE,
+    neo4j_password_env: str = NEO4J_PASSWORD_ENV,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Node counts by type and edge counts by type."""
-    from biorag.strata import StrataStore
-
-    with StrataStore(_db(strata)) as store:
+    b, uri, kw = _backend(backend, neo4j_uri, neo4j_user, neo4j_database, neo4j_password_env)
+    with _open_strata(strata, b, uri, kw) as store:
         nodes, edges = store.counts()
     data = {
-        "strata": str(strata),
+        "strata": str(strata) if b == "sqlite" else uri,
+        "backend": b,
         "nodes": dict(sorted(nodes.items())),
         "edges": dict(sorted(edges.items())),
         "nodes_total": sum(nodes.values()),
@@ -190,17 +249,22 @@ def stats(
 def query(
     kind: str = typer.Argument(..., help=" | ".join(QUERIES)),
     name: str = typer.Argument(..., help="disease, gene or domain name"),
-    strata: Path = typer.Option(..., "--strata", help="BioStrataKG directory"),
+    strata: Path = typer.Option(None, "--strata", help="BioStrataKG directory (sqlite)"),
+    backend: str = BACKEND,
+    neo4j_uri: str = NEO4J_URI,
+    neo4j_user: str = NEO4J_USER,
+    neo4j_database: str = NEO4J_DATABASE,
+    neo4j_password_env: str = NEO4J_PASSWORD_ENV,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """drugs-for DISEASE, gene-disease GENE, papers-in DOMAIN, methods-of DOMAIN."""
-    from biorag.strata import StrataStore
     from biorag.strata import queries as q
 
     kind = kind.strip().lower()
     if kind not in QUERIES:
         raise BioragError(f"query must be one of {', '.join(QUERIES)}, not {kind!r}")
-    with StrataStore(_db(strata)) as store:
+    b, uri, kw = _backend(backend, neo4j_uri, neo4j_user, neo4j_database, neo4j_password_env)
+    with _open_strata(strata, b, uri, kw) as store:
         if kind == "drugs-for":
             result: Any = q.drugs_for_disease(store, name)
         elif kind == "gene-disease":
@@ -225,3 +289,64 @@ def query(
             typer.echo(f"{' -> '.join(r['path'])} (papers: {', '.join(r['papers'])})")
         else:
             typer.echo(f"{r['pid']} ({r['year'] or '-'}) {r['title']}")
+
+
+@app.command()
+@handle_errors
+def generate(
+    papers: Path = typer.Option(..., "--papers", help="the papers the graph was built from"),
+    strata: Path = typer.Option(None, "--strata", help="BioStrataKG directory (sqlite)"),
+    n_questions: int = typer.Option(..., "--n", help="question groups to try (pairs kept <= N)"),
+    max_papers: int = typer.Option(5, "--max-papers", help="papers per group, 1..5"),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path = typer.Option(None, "--out", help="JSON lines file (default DIR/biocdqa.jsonl)"),
+    limit: int = typer.Option(None, "--limit", help="only the first N papers"),
+    backend: str = BACKEND,
+    neo4j_uri: str = NEO4J_URI,
+    neo4j_user: str = NEO4J_USER,
+    neo4j_database: str = NEO4J_DATABASE,
+    neo4j_password_env: str = NEO4J_PASSWORD_ENV,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """BioCDQA-style QA pairs from groups of connected papers (needs an LLM)."""
+    import asyncio
+    from dataclasses import asdict
+
+    from biorag.strata.generate import generate_biocdqa
+
+    if n_questions < 1:
+        raise BioragError("--n must be at least 1")
+    b, uri, kw = _backend(backend, neo4j_uri, neo4j_user, neo4j_database, neo4j_password_env)
+    if b == "neo4j" and out is None:
+        raise BioragError("--backend neo4j needs --out FILE for the BioCDQA pairs")
+    docs = {
+        str(p.get("pid")): {"title": p.get("title"), "abstract": p.get("abstract")}
+        for p in load_papers(papers, limit)
+    }
+    llm = _llm()
+    try:
+        with _open_strata(strata, b, uri, kw) as store:
+            report = asyncio.run(
+                generate_biocdqa(
+                    store,
+                    docs,
+                    llm,
+                    n_questions=n_questions,
+                    max_papers=max_papers,
+                    seed=seed,
+                    out_path=out,
+                )
+            )
+        accounting = llm.accounting.report() if llm is not None else {}
+    finally:
+        if llm is not None:
+            llm.close()
+    if as_json:
+        emit_json({**asdict(report), "accounting": accounting})
+    else:
+        typer.echo(
+            f"{report.out_path}: {report.kept} of {report.groups} groups kept "
+            f"({report.dropped_invalid} invalid, {report.dropped_unquoted} unquoted, "
+            f"{report.dropped_ungrounded} ungrounded, {report.failed} failed)"
+        )
+    print_accounting(accounting)

@@ -15,16 +15,14 @@ kept by this client, so one writer at a time is assumed. Needs ``pip install 'bi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from biorag.errors import BioragError
 from biorag.kg.models import AddReport, Triplet, normalize_key
+from biorag.kg.neo4j_common import PASSWORD_ENV, connect, import_neo4j
 from biorag.kg.store import Direction, prepare_triplets, unique_keys
 
-PASSWORD_ENV = "BIORAG_NEO4J_PASSWORD"
 LABEL, REL_TYPE = "Entity", "RELATION"
 
 SCHEMA = (
@@ -49,17 +47,6 @@ _RETURN = (
 )
 
 
-def _import_neo4j() -> Any:
-    try:
-        import neo4j
-    except ImportError as e:
-        raise BioragError(
-            "the neo4j backend needs the official driver: pip install 'biorag[neo4j]' "
-            "(or use backend 'sqlite', which needs no server)"
-        ) from e
-    return neo4j
-
-
 def _record_triplet(rec: Any) -> Triplet:
     return Triplet(
         subject=rec["s"] or "",
@@ -82,20 +69,11 @@ class Neo4jKGStore:
         database: str | None = None,
         batch_size: int = 1000,
     ):
-        neo4j = _import_neo4j()
+        neo4j = import_neo4j()
         self.uri, self.database = uri, database
         self.batch_size = max(1, int(batch_size))
         self._read = neo4j.RoutingControl.READ
-        password = os.environ.get(password_env)
-        auth = (user, password) if password is not None else None
-        try:
-            self.driver = neo4j.GraphDatabase.driver(uri, auth=auth)
-            self.driver.verify_connectivity()
-        except Exception as e:  # the driver's errors never contain the password
-            hint = "" if password is not None else f" (no password: {password_env} is not set)"
-            raise BioragError(
-                f"cannot connect to Neo4j at {uri} as {user!r}{hint}: {type(e).__name__}: {e}"
-            ) from e
+        self.driver = connect(neo4j, uri, user, password_env)
         for statement in SCHEMA:
             self._run(statement)
         self._next_entity = self._max_seq(f"MATCH (e:{LABEL}) RETURN max(e.seq) AS m") + 1

@@ -1,8 +1,9 @@
 """Re-importing an expert-reviewed triplet CSV into a knowledge-graph directory.
 
-:func:`import_csv` either replaces the graph with the CSV's valid rows (swapping in a new store
-only once the whole file was read) or adds them, then re-syncs the entity index and rewrites
-``DIR/triplets.csv`` (see :mod:`biorag.kg.directory` for the layout).
+:func:`import_csv` either replaces the graph with the CSV's valid rows (swapping the flat tables
+in only once the whole file was read; BioStrataKG's tables in the same ``kg.sqlite`` stay) or
+adds them, then re-syncs the entity index and rewrites ``DIR/triplets.csv`` (see
+:mod:`biorag.kg.directory` for the layout).
 """
 
 from __future__ import annotations
@@ -25,6 +26,29 @@ __all__ = ["ImportResult", "import_csv"]
 def _remove_db(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _swap_flat_tables(db_path: Path, new_path: Path) -> None:
+    """Replace the flat graph (``entities``, ``triplets``) of ``db_path`` with ``new_path``'s.
+
+    One transaction, in place: the other tables of the file (BioStrataKG's ``typed_*``) stay.
+    """
+    con = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        con.execute("ATTACH DATABASE ? AS new", (str(new_path),))
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute("DELETE FROM main.triplets")
+            con.execute("DELETE FROM main.entities")
+            con.execute("INSERT INTO main.entities SELECT * FROM new.entities")
+            con.execute("INSERT INTO main.triplets SELECT * FROM new.triplets")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("DETACH DATABASE new")
+    finally:
+        con.close()
 
 
 @dataclass
@@ -89,12 +113,10 @@ def import_csv(
             _remove_db(tmp)
             raise
         new.close()
-        con = sqlite3.connect(tmp)  # fold the WAL into the file before it is renamed
-        con.execute("PRAGMA journal_mode=DELETE")
-        con.close()
-        for suffix in ("-wal", "-shm"):
-            Path(f"{db_path}{suffix}").unlink(missing_ok=True)
-        os.replace(tmp, db_path)
+        try:
+            _swap_flat_tables(db_path, tmp)
+        finally:
+            _remove_db(tmp)
     store = open_store(d)
     try:
         if not replace:

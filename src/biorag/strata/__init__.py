@@ -3,22 +3,25 @@
 * :mod:`biorag.strata.vocab`: user-supplied controlled vocabularies (MeSH XML, UniProt TSV).
 * :mod:`biorag.strata.normalize`: entity normalization against the vocabulary.
 * :mod:`biorag.strata.extract`: typed entity triplets and document-level methods/datasets/domains.
-* :mod:`biorag.strata.store`: the typed-node / typed-multi-edge SQLite store.
-* :mod:`biorag.strata.build`: :func:`build_strata`.
+* :mod:`biorag.strata.build`: :func:`build_strata`, into the shared knowledge-graph store
+  (:func:`biorag.kg.open_typed_store`: SQLite ``DIR/kg.sqlite`` or Neo4j), with the entity level
+  also projected into the flat VectorGraphRAG store.
 * :mod:`biorag.strata.queries`: drugs for a disease, gene-disease chains, papers by domain, ...
+* :mod:`biorag.strata.generate`: BioCDQA-style question generation.
 """
 
 from __future__ import annotations
 
+from biorag.kg.typed_store import TypedGraphStore, open_typed_store
 from biorag.strata.build import BuildReport, build_strata
-from biorag.strata.store import StrataStore
 from biorag.strata.vocab import VocabEntry, Vocabulary, load_vocabulary
 
 __all__ = [
     "BuildReport",
-    "StrataStore",
+    "TypedGraphStore",
     "VocabEntry",
     "Vocabulary",
     "build_strata",
     "load_vocabulary",
+    "open_typed_store",
 ]

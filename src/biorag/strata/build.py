@@ -8,6 +8,16 @@ Edges (directed, one per stating paper = provenance): entity relations in upper 
 becomes a stub Paper node). Papers are linked through the entities, methods, datasets and
 domains they share (see :func:`biorag.strata.queries.related_papers`) and through citations.
 
+The graph goes into the shared knowledge-graph store (:func:`biorag.kg.open_typed_store`):
+``backend="sqlite"`` (default) writes the typed tables of ``OUT/kg.sqlite``; ``"neo4j"`` writes
+to the server at ``uri`` (``user``, ``password_env``, ``database`` passed on). The entity level
+is also projected into the flat VectorGraphRAG store of the same place
+(:func:`project_entity_level`): each entity relation edge of the papers built becomes a
+:class:`~biorag.kg.models.Triplet` ``(name, relation in lower case, name)`` with the paper as
+``source_id``, so ``biorag kg stats|query --kg OUT`` and ``biorag ask --method vectorgraphrag
+--kg OUT`` read the same graph; with SQLite and an embedder the entity index of ``OUT`` is
+synced too (VectorGraphRAG would otherwise embed the entities when it first opens ``OUT``).
+
 With ``llm=None`` every paper goes through the no-LLM floor; with an LLM a failed call falls
 back to the floor for that paper (counted in the report).
 """
@@ -16,12 +26,26 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from biorag.embed.base import Embedder
-from biorag.errors import InputFormatError, LLMError
+from biorag.errors import BioragError, InputFormatError, LLMError
+from biorag.kg.directory import sync_entity_index
+from biorag.kg.entity_index import META, EntityIndex
+from biorag.kg.extract_triplets import RULE_MODEL
+from biorag.kg.models import AddReport, Triplet
+from biorag.kg.sqlite_store import FILENAME
+from biorag.kg.store import KGStore, open_store
+from biorag.kg.typed_store import (
+    Backend,
+    NodeId,
+    TypedGraphStore,
+    node_key,
+    open_typed_store,
+)
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import (
     MentionMatcher,
@@ -31,17 +55,22 @@ from biorag.strata.extract import (
     extract_triplets_rules,
 )
 from biorag.strata.normalize import Normalizer
-from biorag.strata.store import StrataStore, node_key
-from biorag.strata.vocab import Vocabulary
+from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
 
 log = logging.getLogger(__name__)
 
-DB_NAME = "strata.sqlite"
+DB_NAME = FILENAME  # the strata tables live in the knowledge graph's kg.sqlite
+REPORT_NAME = "build_report.json"
+DOC_EDGE_TYPES = frozenset({"MENTIONS", "USES_METHOD", "USES_DATASET", "IN_DOMAIN", "CITES"})
 
 
 @dataclass
 class BuildReport:
-    db_path: str
+    """What a build stored: counts per node/edge type, how entities were normalized, the
+    projection into the flat VectorGraphRAG store; written to ``OUT/build_report.json``."""
+
+    db_path: str  # OUT/kg.sqlite, or the Neo4j URI
+    backend: str = "sqlite"
     papers: int = 0
     triplets: int = 0
     nodes: dict[str, int] = field(default_factory=dict)
@@ -49,6 +78,10 @@ class BuildReport:
     normalized: dict[str, int] = field(default_factory=dict)  # exact/llm/vector/new
     llm_fallbacks: int = 0
     mode: str = "no-llm"
+    flat_triplets_added: int = 0  # entity relations new to the flat VectorGraphRAG store
+    flat_triplets_duplicates: int = 0  # already there (another paper, an earlier build)
+    flat_entities_embedded: int | None = None  # entity index synced (None: not done here)
+    vectorgraphrag: str = ""  # how to use the projected graph
 
 
 def _check(papers: list[dict[str, Any]]) -> None:
@@ -57,79 +90,178 @@ def _check(papers: list[dict[str, Any]]) -> None:
             raise InputFormatError(f"paper {i} needs a non-empty 'pid' (got {p!r:.80})")
 
 
+def _location(out: Path, backend: Backend, uri: str | None) -> str | Path:
+    if backend == "sqlite":
+        return out / DB_NAME
+    if backend == "neo4j":
+        if not uri:
+            raise BioragError("the neo4j backend needs the server URI (--neo4j-uri bolt://...)")
+        return uri
+    raise BioragError(f"unknown knowledge-graph backend {backend!r}: use 'sqlite' or 'neo4j'")
+
+
 def build_strata(
     papers: list[dict[str, Any]],
     llm: Any,
     embedder: Embedder | None,
     vocab: Vocabulary,
     out_dir: str | Path,
+    *,
+    backend: Backend = "sqlite",
+    uri: str | None = None,
+    **store_kw: Any,
 ) -> BuildReport:
-    """Extract, normalize and store; returns counts (also written to ``build_report.json``)."""
+    """Extract, normalize, store and project; returns counts (also in ``build_report.json``).
+
+    ``backend``/``uri``/``store_kw`` choose the store (see the module docstring); ``out_dir``
+    always receives the report (and, with SQLite, the graph itself).
+    """
     _check(papers)
     out = Path(out_dir)
+    location = _location(out, backend, uri)
+    if out.exists() and not out.is_dir():
+        raise BioragError(f"--out {out} is a file: pass a directory for the BioStrataKG")
     out.mkdir(parents=True, exist_ok=True)
-    report = BuildReport(db_path=str(out / DB_NAME), mode="llm" if llm is not None else "no-llm")
+    index_here = backend == "sqlite" and embedder is not None
+    if index_here and (out / META).is_file():  # another embedding model: fail before storing
+        EntityIndex.open(out, embedder)
+    report = BuildReport(
+        db_path=str(location), backend=backend, mode="llm" if llm is not None else "no-llm"
+    )
+    models: dict[str, str] = {}  # pid -> who extracted its entity triplets
+    with open_typed_store(location, backend, **store_kw) as store:
+        _build(store, papers, llm, embedder, vocab, report, models)
+        store.commit()
+        report.nodes, report.edges = store.counts()
+        flat = open_store(location, backend, **store_kw)
+        try:
+            added = project_entity_level(store, flat, models)
+            report.flat_triplets_added, report.flat_triplets_duplicates = (
+                added.added,
+                added.duplicates,
+            )
+            if index_here:
+                report.flat_entities_embedded, _ = sync_entity_index(out, embedder, flat.entities())
+        finally:
+            flat.close()
+    report.vectorgraphrag = (
+        f"biorag kg stats --kg {out}; biorag ask --method vectorgraphrag --kg {out}"
+        if backend == "sqlite"
+        else f"the entity relations are Entity/RELATION in the Neo4j database at {location}"
+    )
+    (out / REPORT_NAME).write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    return report
+
+
+def _build(
+    store: TypedGraphStore,
+    papers: list[dict[str, Any]],
+    llm: Any,
+    embedder: Embedder | None,
+    vocab: Vocabulary,
+    report: BuildReport,
+    models: dict[str, str],
+) -> None:
+    """Write every paper's entity and document level into ``store``."""
     normalizer = Normalizer(vocab, embedder, llm)
     names = NameMatcher(embedder)
     matcher = MentionMatcher(vocab)
     pids = {str(p["pid"]) for p in papers}
-    with StrataStore(report.db_path) as store:
-        for p in papers:  # every input paper first, so a citation never makes it a stub
-            store.upsert_node("Paper", str(p["pid"]), str(p.get("title") or p["pid"]))
-        for p in papers:
-            pid = str(p["pid"])
-            title, abstract = str(p.get("title") or ""), str(p.get("abstract") or "")
-            keywords = [str(k) for k in p.get("keywords") or []]
-            attrs = {"title": title, "year": p.get("year"), "keywords": keywords}
-            paper = store.upsert_node("Paper", pid, title or pid, None, attrs)
-            triplets, doc = None, None
-            if llm is not None:
-                try:
-                    triplets = extract_triplets_llm(llm, title, abstract)
-                    doc = extract_doc_llm(llm, title, abstract, keywords)
-                except LLMError as e:
-                    log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
-                    report.llm_fallbacks += 1
-            if triplets is None:
-                triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)
-            if doc is None:
-                doc = extract_doc_rules(title, abstract, keywords)
-            mentioned = {(m[0], m[1]) for m in matcher.find(f"{title}. {abstract}")}
-            for t in triplets:
-                s = _entity(store, normalizer, report, t.subject, t.subject_type)
-                o = _entity(store, normalizer, report, t.object, t.object_type)
-                store.add_edge(s, o, t.relation.upper(), pid)
-                store.add_edge(paper, s, "MENTIONS", pid)
-                store.add_edge(paper, o, "MENTIONS", pid)
-                report.triplets += 1
-            for surface, type_ in sorted(mentioned):
-                store.add_edge(paper, _entity(store, normalizer, report, surface, type_),
-                               "MENTIONS", pid)  # fmt: skip
-            for kind, edge, items in (
-                ("Method", "USES_METHOD", doc.methods),
-                ("Dataset", "USES_DATASET", doc.datasets),
-                ("Domain", "IN_DOMAIN", doc.domains),
-            ):
-                for item in items:
-                    name = names.canonical(kind, item)
-                    nid = store.upsert_node(kind, node_key(name), name)
-                    store.add_edge(paper, nid, edge, pid)
-            for cited in p.get("citations") or []:
-                cited = str(cited)
-                attrs_c = {} if cited in pids else {"stub": True}
-                cid = store.upsert_node("Paper", cited, cited, None, attrs_c)
-                store.add_edge(paper, cid, "CITES", pid)
-            report.papers += 1
-        store.commit()
-        report.nodes, report.edges = store.counts()
-    (out / "build_report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
-    return report
+    for p in papers:  # every input paper first, so a citation never makes it a stub
+        store.upsert_node("Paper", str(p["pid"]), str(p.get("title") or p["pid"]))
+    for p in papers:
+        pid = str(p["pid"])
+        title, abstract = str(p.get("title") or ""), str(p.get("abstract") or "")
+        keywords = [str(k) for k in p.get("keywords") or []]
+        attrs = {"title": title, "year": p.get("year"), "keywords": keywords}
+        paper = store.upsert_node("Paper", pid, title or pid, None, attrs)
+        triplets, doc = None, None
+        models[pid] = RULE_MODEL
+        if llm is not None:
+            try:
+                triplets = extract_triplets_llm(llm, title, abstract)
+                models[pid] = str(llm.model)
+                doc = extract_doc_llm(llm, title, abstract, keywords)
+            except LLMError as e:
+                log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
+                report.llm_fallbacks += 1
+        if triplets is None:
+            triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)
+        if doc is None:
+            doc = extract_doc_rules(title, abstract, keywords)
+        mentioned = {(m[0], m[1]) for m in matcher.find(f"{title}. {abstract}")}
+        for t in triplets:
+            s = _entity(store, normalizer, report, t.subject, t.subject_type)
+            o = _entity(store, normalizer, report, t.object, t.object_type)
+            store.add_edge(s, o, t.relation.upper(), pid)
+            store.add_edge(paper, s, "MENTIONS", pid)
+            store.add_edge(paper, o, "MENTIONS", pid)
+            report.triplets += 1
+        for surface, type_ in sorted(mentioned):
+            store.add_edge(paper, _entity(store, normalizer, report, surface, type_),
+                           "MENTIONS", pid)  # fmt: skip
+        for kind, edge, items in (
+            ("Method", "USES_METHOD", doc.methods),
+            ("Dataset", "USES_DATASET", doc.datasets),
+            ("Domain", "IN_DOMAIN", doc.domains),
+        ):
+            for item in items:
+                name = names.canonical(kind, item)
+                nid = store.upsert_node(kind, node_key(name), name)
+                store.add_edge(paper, nid, edge, pid)
+        for cited in p.get("citations") or []:
+            cited = str(cited)
+            attrs_c = {} if cited in pids else {"stub": True}
+            cid = store.upsert_node("Paper", cited, cited, None, attrs_c)
+            store.add_edge(paper, cid, "CITES", pid)
+        report.papers += 1
 
 
-def _entity(store: StrataStore, normalizer: Normalizer, report: BuildReport, name, type_) -> int:
+def _entity(
+    store: TypedGraphStore, normalizer: Normalizer, report: BuildReport, name: str, type_: str
+) -> NodeId:
     n = normalizer.normalize(name, type_)
     report.normalized[n.method] = report.normalized.get(n.method, 0) + 1
     nid = store.upsert_node(n.type, n.key, n.name, n.vocab_id)
     entry = normalizer.vocab.get(n.vocab_id) if n.vocab_id else None
     store.add_aliases(nid, [name, *(entry.surfaces() if entry else [])])
     return nid
+
+
+def entity_triplets(store: TypedGraphStore, models: dict[str, str]) -> Iterator[Triplet]:
+    """The entity relation edges stated by the papers of ``models`` (pid -> extractor model).
+
+    Only edges between Gene/Protein/Drug/Disease nodes (not MENTIONS, USES_*, IN_DOMAIN,
+    CITES); each becomes ``Triplet(subject name, relation lower-cased with spaces, object
+    name, source_id=pid, model=models[pid])``.
+    """
+    _, edge_counts = store.counts()
+    names: dict[NodeId, dict[str, Any]] = {}
+
+    def node(nid: NodeId) -> dict[str, Any]:
+        if nid not in names:
+            names[nid] = store.node(nid)
+        return names[nid]
+
+    for rel in sorted(set(edge_counts) - DOC_EDGE_TYPES):
+        predicate = rel.lower().replace("_", " ")
+        for e in store.edges(type_=rel):
+            pid = e["source_pid"]
+            if pid not in models:
+                continue
+            s, o = node(e["src"]), node(e["dst"])
+            if s.get("type") in ENTITY_TYPES and o.get("type") in ENTITY_TYPES:
+                yield Triplet(
+                    subject=s["name"],
+                    predicate=predicate,
+                    object=o["name"],
+                    source_id=pid,
+                    model=models[pid],
+                )
+
+
+def project_entity_level(
+    store: TypedGraphStore, flat: KGStore, models: dict[str, str]
+) -> AddReport:
+    """Add :func:`entity_triplets` to the flat VectorGraphRAG store; duplicates are counted."""
+    return flat.add_triplets(entity_triplets(store, models))

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import BioragError, LLMError
+from biorag.kg.typed_store import TypedGraphStore, open_typed_store
 from biorag.llm import ChatRequest, PromptTemplate
 from biorag.strata.build import DB_NAME
 from biorag.strata.queries import related_papers
-from biorag.strata.store import StrataStore
 from biorag.util.files import write_text_atomic
 
 PROMPTS = "biorag.strata.prompts"
@@ -88,26 +88,31 @@ def _ws(text: str) -> str:
     return " ".join(text.split())
 
 
-def _open(strata: StrataStore | str | Path) -> tuple[StrataStore, bool]:
-    if isinstance(strata, StrataStore):
+def _open(strata: TypedGraphStore | str | Path) -> tuple[TypedGraphStore, bool]:
+    """The store (and whether this module opened it, so must close it)."""
+    if not isinstance(strata, str | Path):
         return strata, False
     p = Path(strata)
     db = p / DB_NAME if p.is_dir() else p
     if not db.is_file():
-        raise BioragError(f"no strata store at {db}; build one first (biorag strata build)")
-    return StrataStore(db), True
+        raise BioragError(f"no BioStrataKG at {db}; build one first (biorag strata build)")
+    return open_typed_store(db), True
 
 
-def _default_out(strata: StrataStore | str | Path) -> Path:
-    if isinstance(strata, StrataStore):
-        if strata.path == ":memory:":
-            raise BioragError("an in-memory strata store needs out_path for the BioCDQA file")
-        return Path(strata.path).parent / OUT_NAME
-    p = Path(strata)
-    return (p if p.is_dir() else p.parent) / OUT_NAME
+def _default_out(strata: TypedGraphStore | str | Path) -> Path:
+    """``biocdqa.jsonl`` beside the SQLite file; a store without one needs ``out_path``."""
+    if isinstance(strata, str | Path):
+        p = Path(strata)
+        return (p if p.is_dir() else p.parent) / OUT_NAME
+    path = getattr(strata, "path", None)
+    if not isinstance(path, Path) or str(path) == ":memory:":
+        raise BioragError(
+            f"{strata!r} has no directory for the BioCDQA file: pass out_path (--out)"
+        )
+    return path.parent / OUT_NAME
 
 
-def _neighbours(store: StrataStore, pids: list[str]) -> dict[str, list[str]]:
+def _neighbours(store: TypedGraphStore, pids: list[str]) -> dict[str, list[str]]:
     known = set(pids)
     out: dict[str, set[str]] = {p: set() for p in pids}
     for pid in pids:
@@ -120,7 +125,7 @@ def _neighbours(store: StrataStore, pids: list[str]) -> dict[str, list[str]]:
 
 
 def pick_groups(
-    store: StrataStore, pids: list[str], n: int, max_papers: int = 5, seed: int = 0
+    store: TypedGraphStore, pids: list[str], n: int, max_papers: int = 5, seed: int = 0
 ) -> list[list[str]]:
     """``n`` groups of 1..``max_papers`` connected papers (distinct where possible)."""
     pids = sorted(set(pids))
@@ -194,7 +199,7 @@ def _verdict(value: Any) -> bool:
 
 
 async def generate_biocdqa(
-    strata: StrataStore | str | Path,
+    strata: TypedGraphStore | str | Path,
     papers: Mapping[str, Mapping[str, Any]],
     llm: Any,
     *,
@@ -205,9 +210,10 @@ async def generate_biocdqa(
 ) -> GenerationReport:
     """Generate, ground-check and write BioCDQA-style pairs; see the module docstring.
 
-    ``strata`` is a :class:`StrataStore`, a strata build directory or its SQLite file.
-    ``papers`` maps pid -> ``{title, abstract}``. ``out_path`` defaults to ``biocdqa.jsonl``
-    beside the store. Raises :class:`BioragError` without an LLM (generation needs a model).
+    ``strata`` is an open :class:`~biorag.kg.typed_store.TypedGraphStore` (any backend), a
+    BioStrataKG directory or its ``kg.sqlite``. ``papers`` maps pid -> ``{title, abstract}``.
+    ``out_path`` defaults to ``biocdqa.jsonl`` beside the SQLite file (a Neo4j store needs it).
+    Raises :class:`BioragError` without an LLM (generation needs a model).
     """
     if llm is None:
         raise BioragError(

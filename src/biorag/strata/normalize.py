@@ -18,8 +18,8 @@ import numpy as np
 
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
+from biorag.kg.typed_store import node_key
 from biorag.llm.prompts import PromptTemplate
-from biorag.strata.store import node_key
 from biorag.strata.vocab import VocabEntry, Vocabulary
 
 log = logging.getLogger(__name__)

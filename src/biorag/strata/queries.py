@@ -1,6 +1,8 @@
-"""Query helpers over a built :class:`~biorag.strata.store.StrataStore`.
+"""Query helpers for the paper's question families over a built BioStrataKG.
 
-Every answer carries its provenance (the ids of the papers that state each edge).
+They take any :class:`~biorag.kg.typed_store.TypedGraphStore` (SQLite or Neo4j) and treat node
+ids as opaque (compared and hashed only). Every answer carries its provenance (the ids of the
+papers that state each edge).
 """
 
 from __future__ import annotations
@@ -8,18 +10,19 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from biorag.strata.store import StrataStore
+from biorag.kg.typed_store import NodeId, TypedGraphStore
+from biorag.strata.build import DOC_EDGE_TYPES
 
 DRUG_RELATIONS = ("TREATS", "PREVENTS")
 CHAIN_MIDDLE = ("Gene", "Protein")
 
 
-def _ids(store: StrataStore, type_: str, name: str) -> list[int]:
+def _ids(store: TypedGraphStore, type_: str, name: str) -> list[NodeId]:
     return [n["id"] for n in store.find_nodes(type_, name)]
 
 
 def drugs_for_disease(
-    store: StrataStore, disease: str, relations: tuple[str, ...] = DRUG_RELATIONS
+    store: TypedGraphStore, disease: str, relations: tuple[str, ...] = DRUG_RELATIONS
 ) -> list[dict[str, Any]]:
     """Drugs with a ``relations`` edge to the disease: [{drug, relation, papers}]."""
     found: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -33,16 +36,15 @@ def drugs_for_disease(
     return sorted(rows, key=lambda r: (-len(r["papers"]), r["drug"]))
 
 
-def _entity_out(store: StrataStore, nid: int) -> list[tuple[dict[str, Any], str, str]]:
-    skip = {"MENTIONS", "USES_METHOD", "USES_DATASET", "IN_DOMAIN", "CITES"}
+def _entity_out(store: TypedGraphStore, nid: NodeId) -> list[tuple[dict[str, Any], str, str]]:
     return [
         (store.node(e["dst"]), e["type"], e["source_pid"])
         for e in store.edges(src=nid)
-        if e["type"] not in skip
+        if e["type"] not in DOC_EDGE_TYPES
     ]
 
 
-def gene_disease_chains(store: StrataStore, gene: str) -> list[dict[str, Any]]:
+def gene_disease_chains(store: TypedGraphStore, gene: str) -> list[dict[str, Any]]:
     """Directed paths gene -> disease (1 hop) and gene -> protein/gene -> disease (2 hops).
 
     Each: ``{"path": [gene, rel, (mid, rel2,) disease], "papers": [...]}``.
@@ -61,14 +63,14 @@ def gene_disease_chains(store: StrataStore, gene: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (len(r["path"]), r["path"]))
 
 
-def _domain_ids(store: StrataStore, domain: str) -> list[int]:
+def _domain_ids(store: TypedGraphStore, domain: str) -> list[NodeId]:
     q = domain.lower().strip()
     return [n["id"] for n in store.nodes("Domain") if q == n["key"] or q in n["key"]]
 
 
-def papers_by_domain(store: StrataStore, domain: str) -> list[dict[str, Any]]:
+def papers_by_domain(store: TypedGraphStore, domain: str) -> list[dict[str, Any]]:
     """Papers IN_DOMAIN of a domain (exact or substring of the domain name), newest first."""
-    seen: dict[int, dict[str, Any]] = {}
+    seen: dict[NodeId, dict[str, Any]] = {}
     for did in _domain_ids(store, domain):
         for e in store.edges(dst=did, type_="IN_DOMAIN"):
             n = store.node(e["src"])
@@ -76,7 +78,9 @@ def papers_by_domain(store: StrataStore, domain: str) -> list[dict[str, Any]]:
     return sorted(seen.values(), key=lambda r: (-(r["year"] or 0), r["pid"]))
 
 
-def methods_datasets_of_domain(store: StrataStore, domain: str) -> dict[str, list[tuple[str, int]]]:
+def methods_datasets_of_domain(
+    store: TypedGraphStore, domain: str
+) -> dict[str, list[tuple[str, int]]]:
     """Methods and datasets used by the domain's papers, with how many papers use each."""
     pids = {p["pid"] for p in papers_by_domain(store, domain)}
     counts: dict[str, Counter[str]] = {"methods": Counter(), "datasets": Counter()}
@@ -88,7 +92,7 @@ def methods_datasets_of_domain(store: StrataStore, domain: str) -> dict[str, lis
     return {k: sorted(c.items(), key=lambda x: (-x[1], x[0])) for k, c in counts.items()}
 
 
-def related_papers(store: StrataStore, pid: str) -> list[dict[str, Any]]:
+def related_papers(store: TypedGraphStore, pid: str) -> list[dict[str, Any]]:
     """Papers sharing entities, methods, datasets or domains with ``pid``, or citing links."""
     shared: dict[str, list[str]] = defaultdict(list)
     for nid in _ids(store, "Paper", pid):
