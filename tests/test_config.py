@@ -70,3 +70,83 @@ def test_masking_hides_credentials():
     shown = masked_dict(s)
     assert "sekret" not in str(shown)
     assert shown["llm"]["api_key_env"] == "OPENAI_API_KEY"
+
+
+def test_judge_inherits_llm_and_overrides_from_environment():
+    s = load_settings(
+        environ={
+            "BIORAG_LLM_BASE_URL": "http://127.0.0.1:8000/v1",
+            "BIORAG_LLM_MODEL": "small-local",
+            "BIORAG_JUDGE_MODEL": "big-judge",
+            "BIORAG_JUDGE_TEMPERATURE": "0.2",
+        }
+    )
+    j = s.judge_llm()
+    assert s.judge.mode == "auto" and s.llm.model == "small-local"
+    assert j.backend == "openai" and j.base_url == "http://127.0.0.1:8000/v1"
+    assert j.model == "big-judge" and j.temperature == 0.2 and j.max_tokens == s.llm.max_tokens
+    # no [judge] keys: the judge is the answering model
+    assert load_settings(environ={}).judge_llm() == load_settings(environ={}).llm
+
+
+def test_judge_endpoint_of_its_own_selects_openai(tmp_path: Path):
+    cfg = tmp_path / "b.toml"
+    cfg.write_text(
+        '[llm]\nbackend = "mock"\nmock_script = "dry-run"\n'
+        '[judge]\nmode = "on"\nbase_url = "https://judge.example/v1"\nmodel = "gpt-4o"\n'
+        'api_key_env = "JUDGE_KEY"\n'
+    )
+    s = load_settings(cfg, environ={})
+    j = s.judge_llm()
+    assert (j.backend, j.model, j.api_key_env) == ("openai", "gpt-4o", "JUDGE_KEY")
+    assert s.llm.backend == "mock" and s.judge.mode == "on"
+
+
+def test_judge_errors_name_the_keys(tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"judge\.mode"):
+        load_settings(environ={"BIORAG_JUDGE_MODE": "always"})
+    with pytest.raises(ConfigError, match=r"judge\.modle: unknown key"):
+        load_settings(environ={"BIORAG_JUDGE_MODLE": "x"})
+    s = load_settings(environ={"BIORAG_JUDGE_BACKEND": "openai"})  # loads; judging would fail
+    with pytest.raises(ConfigError, match=r"needs base_url and model.*BIORAG_JUDGE_BASE_URL"):
+        s.judge_llm()
+
+
+def test_config_show_has_the_judge_section_masked():
+    s = load_settings(environ={"BIORAG_JUDGE_BASE_URL": "https://u:sekret@judge.example/v1"})
+    shown = masked_dict(s)
+    assert shown["judge"]["mode"] == "auto"
+    assert shown["judge"]["base_url"] == "https://***@judge.example/v1"
+    assert "sekret" not in str(shown)
+
+
+def test_config_show_text_names_the_judge_model(monkeypatch, tmp_path: Path):
+    import typer
+    from typer.testing import CliRunner
+
+    from biorag.cli import config_cmd
+    from biorag.cli.common import STATE
+
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """The root command."""
+
+    app.add_typer(config_cmd.app, name="config")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BIORAG_LLM_BASE_URL", "https://u:sekret@llm.example/v1")
+    monkeypatch.setenv("BIORAG_LLM_MODEL", "small")
+    monkeypatch.setenv("BIORAG_JUDGE_MODEL", "big")
+    STATE.config, STATE._settings = None, None
+    try:
+        res = CliRunner().invoke(app, ["config", "show"])
+    finally:
+        STATE._settings = None
+    assert res.exit_code == 0, res.output
+    assert "[judge]" in res.stdout and 'model = "big"' in res.stdout
+    assert "# null keys inherit from [llm]; judge: openai big at https://***@llm.example/v1" in (
+        res.stdout
+    )
+    assert "sekret" not in res.stdout

@@ -115,6 +115,39 @@ class AnswerSettings(_Section):
     )
 
 
+class JudgeSettings(_Section):
+    """The five-point answer judge of ``biorag eval`` (BioCDQA's GPT-4 evaluation).
+
+    ``mode``: ``auto`` judges when the run has questions with an ideal answer and a judge model
+    is configured; ``on`` requires a judge model (an error otherwise); ``off`` never judges.
+    Every other key overrides the ``[llm]`` key of the same name for the judge only; unset keys
+    inherit from ``[llm]``, so the judge can be another endpoint or model than the answering
+    one (``BIORAG_JUDGE_MODEL=gpt-4o``). A ``base_url`` without a ``backend`` selects
+    ``openai``, an ``hf_path`` without one selects ``hf``.
+    """
+
+    mode: Literal["auto", "on", "off"] = "auto"
+    backend: Literal["none", "openai", "hf", "mock"] | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    hf_path: str | None = None
+    load_in_4bit: Literal["auto", "yes", "no"] | None = None
+    mock_script: str | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout_s: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0)
+    concurrency: int | None = Field(default=None, ge=1)
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] | None = None
+    cache: bool | None = None
+    cache_path: str | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        """The ``[llm]`` keys this section sets (every key but ``mode`` that is not None)."""
+        return {k: v for k, v in self.model_dump(exclude={"mode"}).items() if v is not None}
+
+
 class Settings(_Section):
     home: str = Field(default=".biorag", description="caches and the demo index live here")
     llm: LLMSettings = Field(default_factory=LLMSettings)
@@ -123,6 +156,7 @@ class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
     @property
     def home_path(self) -> Path:
@@ -138,8 +172,31 @@ class Settings(_Section):
     def embed_cache_dir(self) -> Path:
         return self.home_path / "embed_cache"
 
+    def judge_llm(self) -> LLMSettings:
+        """The judge's full LLM settings: ``[llm]`` with every key set in ``[judge]`` replacing it.
 
-_SECTIONS = ("llm", "embed", "rerank", "chunking", "retrieval", "answer")
+        ``backend = "none"`` in the result means no judge model is configured. An invalid
+        combination raises :class:`ConfigError` naming the ``judge.*`` keys to set.
+        """
+        over = self.judge.overrides()
+        if "backend" not in over:
+            if "base_url" in over:
+                over["backend"] = "openai"
+            elif "hf_path" in over:
+                over["backend"] = "hf"
+        data = {**self.llm.model_dump(), **over}
+        try:
+            return LLMSettings.model_validate(data)
+        except ValidationError as e:
+            why = "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
+            raise ConfigError(
+                f"invalid judge model settings ({why}): set the judge.* keys "
+                "(e.g. BIORAG_JUDGE_BASE_URL and BIORAG_JUDGE_MODEL), or the [llm] keys the "
+                "judge inherits"
+            ) from None
+
+
+_SECTIONS = ("llm", "embed", "rerank", "chunking", "retrieval", "answer", "judge")
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:

@@ -144,3 +144,52 @@ def test_cli_tables(tmp_path):
 def test_missing_metrics_is_a_clear_error(tmp_path):
     with pytest.raises(BioragError, match=r"has no metrics\.json"):
         write_report(tmp_path)
+
+
+def _judged(mean, n, dist, unscored=0, model="openai:gpt-4o") -> dict:
+    return {
+        "mean": mean,
+        "n": n,
+        "unscored": unscored,
+        "failed": unscored,
+        "unusable": 0,
+        "no_answer": 0,
+        "eligible": n + unscored,
+        "distribution": dist,
+        "judge_model": model,
+        "accounting": {"calls": n + unscored, "prompt_tokens": 900, "completion_tokens": 40},
+    }
+
+
+def test_judged_scores_in_the_report_and_the_cli_table(tmp_path):
+    rr, cb = _method(0.5), _method(0.4)
+    rr["judged"] = _judged(3.5, 4, {"1": 0, "2": 1, "3": 1, "4": 1, "5": 1}, unscored=1)
+    cb["judged"] = _judged(2.0, 2, {"1": 1, "2": 0, "3": 1, "4": 0, "5": 0})
+    run = write_run(tmp_path / "cd", "biocdqa", {"retrieve-read": rr, "closed-book": cb})
+    text = write_report(run).read_text()
+    rows = table_rows(text, "Judged answer score (1-5)")
+    assert rows[0].startswith("| Approach | dataset | judge | mean | scored | unscored |")
+    rr_row = "| RAG (`retrieve-read`) | biocdqa | openai:gpt-4o | 3.50 | 4 | 1 | 0 |"
+    assert rows[1] == rr_row + " 0 | 1 | 1 | 1 | 1 |"
+    assert rows[2].startswith("| Baseline (`closed-book`) | biocdqa | openai:gpt-4o | 2.00 | 2 |")
+    metrics = json.loads((run / "metrics.json").read_text())
+    table = metrics_table(metrics)
+    assert "judged (1-5)" in table.splitlines()[0]
+    assert "3.50 (n=4, 1 unscored)" in table and "2.00 (n=2)" in table
+    assert "judge (all answers)  calls=5" in accounting_table(metrics)
+
+
+def test_judged_notes_and_old_runs_without_judging(tmp_path):
+    e = _method(0.5)
+    e["judged"] = {"note": "not judged: no judge model is configured", "eligible": 3}
+    run = write_run(tmp_path / "a", "biocdqa", {"closed-book": e})
+    text = write_report(run).read_text()
+    assert "note (biocdqa): not judged: no judge model is configured" in text
+    assert "judged: not judged" in metrics_table(json.loads((run / "metrics.json").read_text()))
+    # an MC dataset (nothing to judge) and a metrics.json from before judging: no section
+    mc = _method(0.5)
+    mc["judged"] = {"note": "not judged: no question in this run has an ideal answer",
+                    "eligible": 0}  # fmt: skip
+    old = write_run(tmp_path / "b", "medqa", {"closed-book": mc, "hyde": _method(0.6)})
+    text = write_report(old).read_text()
+    assert "Judged answer score" not in text and "ideal answer" not in text

@@ -133,6 +133,12 @@ def test_whole_run_records_metrics_and_per_question_accounting(tmp_path, data):
     assert set(cb["by_subset"]) == {"s1", "s2"}
     assert cb["accounting_per_question"]["total"]["calls"] == 2.0
     assert cb["accounting_per_question"]["stages"]["answer"]["calls"] == 1.0
+    # multiple choice only: nothing for the five-point judge, and no judgments file
+    assert cb["judged"] == {
+        "note": "not judged: no question in this run has an ideal answer",
+        "eligible": 0,
+    }
+    assert not (out / "judgments.jsonl").exists()
     cfg = json.loads((out / "run.json").read_text())
     assert cfg["methods"] == ["closed-book"] and cfg["models"]["llm_backend"] == "mock"
     assert cfg["models"]["llm_model"] == "mock-callable" and cfg["biorag_version"]

@@ -173,3 +173,90 @@ def test_eval_on_the_shared_mirage_file(cli, tmp_path, shared_data):
     e = json.loads(r.stdout)["methods"]["closed-book"]
     assert e["n"] == 6 and e["answered"] == 6
     assert e["accounting_per_question"]["total"]["calls"] >= 1
+
+
+BIOASQ = {
+    "questions": [
+        {
+            "id": "s1",
+            "body": "What does metformin do?",
+            "type": "summary",
+            "documents": ["http://www.ncbi.nlm.nih.gov/pubmed/1001"],
+            "snippets": [{"text": "Metformin reduces hepatic glucose production."}],
+            "ideal_answer": ["Metformin lowers hepatic glucose output."],
+        },
+        {
+            "id": "y1",
+            "body": "Is atorvastatin a statin?",
+            "type": "yesno",
+            "documents": ["http://www.ncbi.nlm.nih.gov/pubmed/1002"],
+            "snippets": [{"text": "Atorvastatin is a statin that lowers LDL cholesterol."}],
+            "ideal_answer": ["Yes, atorvastatin is a statin."],
+            "exact_answer": "yes",
+        },
+        {
+            "id": "f1",
+            "body": "Which organ makes insulin?",
+            "type": "factoid",
+            "documents": ["http://www.ncbi.nlm.nih.gov/pubmed/1003"],
+            "snippets": [{"text": "Insulin is made by beta cells of the pancreas."}],
+            "ideal_answer": ["The pancreas."],
+            "exact_answer": [["pancreas"]],
+        },
+    ]
+}
+
+
+def test_eval_judges_bioasq_answers_and_rejudges(cli, tmp_path, monkeypatch):
+    data = tmp_path / "11B1_golden.json"
+    data.write_text(json.dumps(BIOASQ))
+    out = tmp_path / "bq"
+    args = ["eval", "--dataset", "bioasq", "--data", str(data), "--setting", "snippets"]
+    args += ["--methods", "retrieve-read", "--out", str(out)]
+    r = cli(*args, "--json")
+    assert r.exit_code == 0, r.output
+    b = json.loads(r.stdout)["methods"]["retrieve-read"]["judged"]
+    # the judge inherits the dry-run model, which scores every answer 3
+    assert b["judge_model"] == "mock:dry-run" and b["n"] == 3 and b["mean"] == 3.0
+    assert "judged 3 answers now" in r.stderr
+    r = cli(*args)  # resumed: nothing new; the judged column in the text table
+    assert r.exit_code == 0, r.output
+    assert "judged 0 answers now" in r.stderr and "3 from before" in r.stderr
+    assert "judged (1-5)" in r.stdout and "3.00 (n=3)" in r.stdout
+    # another judge model: `eval judge` judges every answer again, without answering
+    monkeypatch.setenv("BIORAG_JUDGE_MODEL", "judge-two")
+    r = cli("eval", "judge", "--out", str(out), "--json")
+    assert r.exit_code == 0, r.output
+    assert "judged 3 answers now" in r.stderr
+    assert json.loads(r.stdout)["methods"]["retrieve-read"]["judged"]["judge_model"] == (
+        "mock:judge-two"
+    )
+    assert len((out / "predictions.jsonl").read_text().splitlines()) == 3
+    r = cli("eval", "report", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "3.00 (n=3)" in r.stdout
+    assert "| mock:judge-two | 3.00 | 3 |" in (out / "report.md").read_text()
+    # --judge off: a note instead of a score
+    r = cli(*args, "--judge", "off", "--json")
+    assert r.exit_code == 0, r.output
+    assert "judge.mode" in json.loads(r.stdout)["methods"]["retrieve-read"]["judged"]["note"]
+
+
+def test_judge_user_mistakes(cli, tmp_path, monkeypatch):
+    data = tmp_path / "11B1_golden.json"
+    data.write_text(json.dumps(BIOASQ))
+    args = ["eval", "--dataset", "bioasq", "--data", str(data), "--setting", "snippets"]
+    args += ["--methods", "retrieve-read", "--out", str(tmp_path / "o")]
+    r = cli(*args, "--judge", "maybe")
+    assert r.exit_code == 2 and "--judge must be one of auto, on, off" in r.stderr
+    monkeypatch.setenv("BIORAG_LLM_BACKEND", "none")
+    r = cli(*args, "--judge", "on")
+    assert r.exit_code == 2 and r.stderr.startswith("error: judging is required")
+    assert len(r.stderr.strip().splitlines()) == 1 and "BIORAG_JUDGE_MODEL" in r.stderr
+    assert not (tmp_path / "o" / "predictions.jsonl").exists()
+    r = cli("eval", "judge", "--out", str(tmp_path / "nothing"))
+    assert r.exit_code == 2 and "no run.json" in r.stderr
+    monkeypatch.setenv("BIORAG_JUDGE_BACKEND", "openai")
+    r = cli(*args)
+    assert r.exit_code == 2 and "judge model settings" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -19,7 +19,8 @@ from biorag.llm.hf_backend import HFBackend
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 needs_bnb = pytest.mark.skipif(
-    importlib.util.find_spec("bitsandbytes") is None, reason="needs bitsandbytes"
+    not torch.cuda.is_available() or importlib.util.find_spec("bitsandbytes") is None,
+    reason="needs a CUDA GPU and bitsandbytes",
 )
 
 MESSAGES = [

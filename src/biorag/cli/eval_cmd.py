@@ -1,4 +1,8 @@
-"""``biorag eval``: run methods on a benchmark (resumable); ``biorag eval report``: its tables."""
+"""``biorag eval``: run methods on a benchmark (resumable), judge the answers, tabulate them.
+
+``biorag eval`` answers and (``--judge``) judges; ``biorag eval judge`` judges an existing run
+again (another judge model, failed judge calls); ``biorag eval report`` writes the tables.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import typer
 
 from biorag.cli.common import STATE, emit_json, handle_errors, parse_json_option
 from biorag.errors import BioragError
+
+JUDGE_MODES = ("auto", "on", "off")
 
 app = typer.Typer(
     help="Evaluate QA methods on a benchmark; resumable, with per-question accounting.",
@@ -44,6 +50,12 @@ def run(
     retry_errors: bool = typer.Option(
         True, "--retry-errors/--keep-errors", help="on resume, answer failed questions again"
     ),
+    judge: str = typer.Option(
+        None,
+        "--judge",
+        help="five-point judged answer score: auto (when a judge model and ideal answers exist)"
+        " | on (required) | off; default: judge.mode",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
 ) -> None:
     """Answer every question with every method into OUT, resuming a killed run, then score it."""
@@ -53,6 +65,8 @@ def run(
         raise BioragError("biorag eval needs --dataset NAME --data PATH --methods m1,m2 --out DIR")
     if not Path(data).exists():
         raise BioragError(f"--data {data} does not exist")
+    if judge is not None and judge not in JUDGE_MODES:
+        raise BioragError(f"--judge must be one of {', '.join(JUDGE_MODES)}, not {judge!r}")
     names = _methods(methods)
     mopts = parse_json_option(method_options, "--method-options") or {}
     if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):
@@ -76,6 +90,7 @@ def run(
         limit=limit,
         concurrency=concurrency,
         retry_errors=retry_errors,
+        judge=judge,
     )
     report = write_report(out)
     typer.echo(
@@ -83,6 +98,12 @@ def run(
         f"{summary.already_done} from before; report: {report}",
         err=True,
     )
+    if summary.judged_now or summary.judge_failed_now or summary.already_judged:
+        typer.echo(
+            f"judged {summary.judged_now} answers now ({summary.judge_failed_now} judge calls "
+            f"failed, judged again on the next run), {summary.already_judged} from before",
+            err=True,
+        )
     typer.echo(accounting_table(summary.metrics), err=True)
     if as_json:
         emit_json(summary.metrics)
@@ -101,10 +122,46 @@ def report(
 ) -> None:
     """Rebuild report.md (and accuracy.png) from finished run directories."""
     from biorag.eval.records import METRICS_FILE, read_json
-    from biorag.eval.report import write_report
+    from biorag.eval.report import metrics_table, write_report
 
     path = write_report(out, list(run_dirs) or None)
     if as_json:
         emit_json({str(d): read_json(Path(d) / METRICS_FILE) for d in (run_dirs or [out])})
         return
     typer.echo(f"report: {path}")
+    for d in run_dirs or [out]:
+        typer.echo(f"\n{d}:")
+        typer.echo(metrics_table(read_json(Path(d) / METRICS_FILE)))
+
+
+@app.command()
+@handle_errors
+def judge(
+    out: Path = typer.Option(..., "--out", help="an evaluation run directory"),
+    data: Path = typer.Option(
+        None, "--data", help="the run's dataset file or folder (default: the path in run.json)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the rewritten metrics.json"),
+) -> None:
+    """Judge a run's answers (five-point score) without answering again; rewrite its metrics.
+
+    Judges what is not judged yet with the configured judge model (the judge settings,
+    BIORAG_JUDGE_*):
+    everything after a change of judge model, else only new answers and failed judge calls.
+    """
+    from biorag.eval.judging import rejudge_run
+    from biorag.eval.report import metrics_table, write_report
+
+    if not (out / "run.json").is_file():
+        raise BioragError(f"{out} has no run.json; pass --out with an evaluation run directory")
+    metrics, stats = rejudge_run(STATE.settings(), out, data_path=data)
+    path = write_report(out)
+    typer.echo(
+        f"judged {stats.judged_now} answers now ({stats.failed_now} judge calls failed, judged "
+        f"again on the next run), {stats.already_judged} from before; report: {path}",
+        err=True,
+    )
+    if as_json:
+        emit_json(metrics)
+        return
+    typer.echo(metrics_table(metrics))

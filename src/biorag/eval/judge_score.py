@@ -5,13 +5,14 @@
 answer gives ``score=None``. :func:`score_answers` averages the scored items and counts the
 unscored ones (including judge calls that failed).
 
-The judge is whatever LLM is passed in, so a different judge model than the answering one is
-built from the same settings with only the LLM section changed::
+The judge is whatever LLM is passed in. The ``[judge]`` settings (``BIORAG_JUDGE_*``) give the
+judge's own LLM settings (``Settings.judge_llm()``: ``[llm]`` with the judge's keys replacing
+it), so a different judge model than the answering one is::
 
-    judge = biorag.llm.build_llm(
-        settings.model_copy(update={"llm": settings.llm.model_copy(update={"model": "gpt-4o"})})
-    )
+    judge = biorag.llm.build_llm(settings.model_copy(update={"llm": settings.judge_llm()}))
     summary = await score_answers(judge, items)
+
+The evaluation runner judges every run this way (:mod:`biorag.eval.judging`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ class JudgeScore:
     score: int | None
     raw: str
     reason: str = ""
+
+
+def prompt_version() -> str:
+    """The judge prompt's content version: judgments made with another prompt are redone."""
+    return PromptTemplate.load(PROMPTS, "judge_score").version
 
 
 def parse_score(value: Any) -> tuple[int | None, str]:

@@ -4,6 +4,7 @@ A run directory holds::
 
     run.json           the run's configuration (what a resumed run must match)
     predictions.jsonl  one record per (method, question), appended as each answer finishes
+    judgments.jsonl    five-point judge scores of answers (``biorag.eval.judging``), appended
     metrics.json       per-method metrics, written when every pending question is answered
     report.md          tables shaped like the papers' (``biorag eval report``)
     accuracy.png       accuracy per method per column (when matplotlib is installed)
@@ -16,6 +17,7 @@ the file. The latest record of a (method, question) pair is the one that counts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,9 +30,13 @@ log = logging.getLogger("biorag.eval")
 
 RUN_FILE = "run.json"
 PREDICTIONS_FILE = "predictions.jsonl"
+JUDGMENTS_FILE = "judgments.jsonl"
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
 CHART_FILE = "accuracy.png"
+
+# A judgment record (``biorag.eval.judging``) is keyed by these.
+JUDGMENT_KEY = ("method", "question_id", "answer_sha256", "judge_model")
 
 RECORD_KEYS = (
     "question_id",
@@ -54,12 +60,33 @@ RECORD_KEYS = (
 
 
 def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """All complete records of ``path`` in file order (``[]`` when it does not exist).
+    """All complete prediction records of ``path`` in file order (``[]`` when it does not exist).
 
-    A last line without its newline was cut off mid-write: it is dropped with a warning and,
-    with ``repair=True``, cut from the file so appends start on a clean line. A line before the
-    last that is not a JSON object means the file was edited or two runs wrote to it: that is an
-    error naming the line.
+    See :func:`read_jsonl_records` for the cut-off last line and ``repair``.
+    """
+    return read_jsonl_records(
+        path,
+        ("method", "question_id"),
+        what="a prediction record",
+        redo="that question will be answered again",
+        repair=repair,
+    )
+
+
+def read_jsonl_records(
+    path: str | Path,
+    required: tuple[str, ...],
+    *,
+    what: str,
+    redo: str,
+    repair: bool = False,
+) -> list[dict[str, Any]]:
+    """All complete records (JSON objects with the ``required`` keys) of an append-only log.
+
+    A last line without its newline was cut off mid-write: it is dropped with a warning (ending
+    with ``redo``, what happens to it) and, with ``repair=True``, cut from the file so appends
+    start on a clean line. A line before the last that is not such a record means the file was
+    edited or two runs wrote to it: that is an error naming the line (``what`` names the kind).
     """
     path = Path(path)
     if not path.is_file():
@@ -75,10 +102,11 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict[str
         if nl < 0:
             log.warning(
                 "%s: dropping a truncated last line (%d bytes, line %d) left by an interrupted "
-                "run; that question will be answered again",
+                "run; %s",
                 path,
                 len(data) - pos,
                 lineno,
+                redo,
             )
             break
         line = data[pos:nl].strip()
@@ -87,9 +115,9 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict[str
                 rec = json.loads(line)
             except ValueError:
                 rec = None
-            if not isinstance(rec, dict) or "method" not in rec or "question_id" not in rec:
+            if not isinstance(rec, dict) or any(k not in rec for k in required):
                 raise BioragError(
-                    f"{path} line {lineno} is not a prediction record; the file was edited or "
+                    f"{path} line {lineno} is not {what}; the file was edited or "
                     "written by two runs at once: delete that line, or use a new --out"
                 )
             records.append(rec)
@@ -103,13 +131,49 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict[str
     return records
 
 
+def judged_text(record: dict[str, Any]) -> str:
+    """The answer text a judge scores: ``answer_text``, else a string ``prediction``."""
+    text = record.get("answer_text")
+    if isinstance(text, str) and text.strip():
+        return text
+    pred = record.get("prediction")
+    return pred if isinstance(pred, str) else ""
+
+
+def answer_sha256(text: str) -> str:
+    """SHA-256 hex of the judged answer text (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def judgment_key(rec: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """(method, question_id, answer_sha256, judge_model, judge_prompt) of a judgment record."""
+    return (
+        str(rec["method"]),
+        str(rec["question_id"]),
+        str(rec["answer_sha256"]),
+        str(rec["judge_model"]),
+        str(rec.get("judge_prompt") or ""),
+    )
+
+
+def read_judgments(path: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """All complete judgment records of ``path`` (a cut-off last line dropped, see records)."""
+    return read_jsonl_records(
+        path,
+        JUDGMENT_KEY,
+        what="a judgment record",
+        redo="that answer will be judged again",
+        repair=repair,
+    )
+
+
 def latest_records(records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
     """The last record of every (method, question_id) pair."""
     return {(r["method"], str(r["question_id"])): r for r in records}
 
 
-class PredictionWriter:
-    """Appends records to ``predictions.jsonl``: one whole line per record, flushed and fsynced.
+class RecordWriter:
+    """Appends records to a JSONL log: one whole line per record, flushed and fsynced.
 
     Holds an exclusive lock on the file while open (where the platform has ``fcntl``), so two
     runs cannot write into the same directory at once.
@@ -141,11 +205,14 @@ class PredictionWriter:
         if not self._fh.closed:
             self._fh.close()
 
-    def __enter__(self) -> PredictionWriter:
+    def __enter__(self) -> RecordWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+PredictionWriter = RecordWriter  # the writer of predictions.jsonl
 
 
 def read_json(path: str | Path) -> dict[str, Any]:

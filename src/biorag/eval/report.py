@@ -7,8 +7,12 @@ e.g. one per dataset, merged into one table) and writes ``report.md`` and ``accu
   them (MIRAGE's five, MMLU's subjects); PubMedQA gets accuracy and macro-F1;
 - answers: questions answered, unparseable, failed and missing per method and dataset;
 - dataset metrics: every number ``score_dataset`` returned (BioASQ exact answers, documents);
+- judged answer score: the five-point judge's mean, counts and distribution per method
+  (where the run was judged, :mod:`biorag.eval.judging`);
 - accounting: LLM calls and tokens per question per method (and per stage), seconds per
   question.
+
+The judged and accounting sections live in :mod:`biorag.eval.report_sections`.
 
 The chart needs matplotlib (imported lazily, Agg backend); without it report.md says so.
 """
@@ -21,6 +25,15 @@ from typing import Any
 
 from biorag.errors import BioragError
 from biorag.eval.records import CHART_FILE, METRICS_FILE, REPORT_FILE, RUN_FILE, read_json
+from biorag.eval.report_sections import (
+    accounting_section,
+    judged_cell,
+    judged_notes,
+    judged_section,
+)
+from biorag.eval.report_sections import accounting_table as accounting_table
+from biorag.eval.report_sections import fmt as _fmt
+from biorag.eval.report_sections import md_table as _table
 from biorag.util.files import write_text_atomic
 
 # The papers' names for methods and columns (CLAIMS Table 1, MIRAGE, VectorGraphRAG Table 2).
@@ -182,20 +195,6 @@ def _measures(scores: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return lines
-
-
 def _all_methods(runs: list[Run]) -> list[str]:
     out: list[str] = []
     for r in runs:
@@ -307,41 +306,8 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
     for r in runs:
         if r.metrics.get("note"):
             lines += ["", f"note ({r.label}): {r.metrics['note']}"]
-    # accounting
-    lines += ["", "## Accounting (per question)", ""]
-    rows = []
-    for r in runs:
-        for m, e in r.methods.items():
-            acc = e.get("accounting_per_question") or {}
-            tot = acc.get("total") or {}
-            stages = ", ".join(
-                f"{s} {_fmt(row.get('calls'), 2)}" for s, row in (acc.get("stages") or {}).items()
-            )
-            rows.append(
-                [
-                    method_label(m),
-                    r.label,
-                    _fmt(tot.get("calls"), 2),
-                    _fmt(tot.get("prompt_tokens"), 1),
-                    _fmt(tot.get("completion_tokens"), 1),
-                    _fmt(tot.get("cache_hits"), 2),
-                    _fmt(e.get("seconds_per_question"), 2),
-                    stages or "no LLM calls",
-                ]
-            )
-    lines += _table(
-        [
-            "Approach",
-            "dataset",
-            "LLM calls",
-            "prompt tokens",
-            "completion tokens",
-            "cache hits",
-            "seconds",
-            "calls per stage",
-        ],
-        rows,
-    )
+    lines += judged_section(runs, method_label)
+    lines += accounting_section(runs, method_label)
     lines += ["", "## Chart", ""]
     if chart_note:
         lines.append(f"({chart_note})")
@@ -377,35 +343,20 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     run = Run(path=Path("."), metrics=metrics, config={})
     cols = accuracy_columns(run)
     methods = list(run.methods)
+    if any((e.get("judged") or {}).get("judge_model") for e in run.methods.values()):
+        cols.append(Column("judged (1-5)", {}))
     header = ["method", *[c.label for c in cols], "answered", "unparseable", "errors"]
     rows = [
         [m]
-        + [_fmt(c.values.get(m)) for c in cols]
+        + [
+            judged_cell(run.methods[m]) if c.label == "judged (1-5)" else _fmt(c.values.get(m))
+            for c in cols
+        ]
         + [str(run.methods[m].get(k, "")) for k in ("answered", "unparseable", "errors")]
         for m in methods
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
-
-
-def accounting_table(metrics: dict[str, Any]) -> str:
-    """Per method: mean LLM calls and tokens per question, per stage."""
-    lines = ["LLM use per question (mean):"]
-    for m, e in (metrics.get("methods") or {}).items():
-        acc = e.get("accounting_per_question") or {}
-        tot = acc.get("total") or {}
-        lines.append(
-            f"  {m:<16} calls={_fmt(tot.get('calls'), 2)} "
-            f"prompt_tokens={_fmt(tot.get('prompt_tokens'), 1)} "
-            f"completion_tokens={_fmt(tot.get('completion_tokens'), 1)} "
-            f"seconds={_fmt(e.get('seconds_per_question'), 2)}"
-        )
-        for s, row in (acc.get("stages") or {}).items():
-            lines.append(
-                f"    {s:<20} calls={_fmt(row.get('calls'), 2)} "
-                f"prompt_tokens={_fmt(row.get('prompt_tokens'), 1)} "
-                f"completion_tokens={_fmt(row.get('completion_tokens'), 1)}"
-            )
+    lines += [f"judged: {n}" for n in judged_notes(run.methods)]
     return "\n".join(lines)

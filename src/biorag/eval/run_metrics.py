@@ -2,9 +2,11 @@
 
 :func:`compute_metrics` takes the latest record of every (method, question) pair and reports
 per method: answered/unparseable/failed/missing counts, the dataset's scores (from
-``biorag.eval.metrics.score_dataset`` when installed, see :func:`datasetdataset_scorer`; else the
+``biorag.eval.metrics.score_dataset`` when installed, see :func:`dataset_scorer`; else the
 runner's own count of exact option letters, accuracy and macro-F1), the mean LLM calls and
-tokens per question per stage, and the time spent.
+tokens per question per stage, and the time spent. :func:`judged_blocks` reports each method's
+five-point judged answer score from ``judgments.jsonl`` (:mod:`biorag.eval.judging`) over the
+questions with an :func:`ideal_answer`. :func:`run_metrics` wraps them into ``metrics.json``.
 """
 
 from __future__ import annotations
@@ -14,14 +16,30 @@ from collections.abc import Callable
 from typing import Any
 
 from biorag.eval.datasets.base import QAItem
-from biorag.eval.records import latest_records
+from biorag.eval.records import answer_sha256, judged_text, judgment_key, latest_records
 
 log = logging.getLogger("biorag.eval")
+
+_ACCOUNTING_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "failures")
 
 
 def is_multiple_choice(item: QAItem) -> bool:
     """True when the gold answer is one of the item's options (scored by exact option)."""
     return bool(item.options) and isinstance(item.gold, str) and item.gold in item.options
+
+
+def ideal_answer(item: QAItem) -> str | None:
+    """The ideal answer a judge compares answers with, or None when the item has none."""
+    ideals = item.meta.get("ideal_answer")
+    if isinstance(ideals, str):
+        ideals = [ideals]
+    if isinstance(ideals, list):
+        for text in ideals:
+            if isinstance(text, str) and text.strip():
+                return text.strip()
+    if item.question_type in ("summary", "free") and isinstance(item.gold, str):
+        return item.gold.strip() or None
+    return None
 
 
 def _macro_f1(pairs: list[tuple[str, str]], labels: list[str]) -> float:
@@ -56,6 +74,73 @@ def _mean_accounting(records: list[dict[str, Any]]) -> dict[str, Any]:
         return {k: round(v / n, 4) if n else 0.0 for k, v in d.items()}
 
     return {"stages": {k: mean(v) for k, v in sorted(stages.items())}, "total": mean(total)}
+
+
+def judged_blocks(
+    items: list[QAItem],
+    records: list[dict[str, Any]],
+    judgments: list[dict[str, Any]],
+    methods: list[str],
+    model_id: str | None,
+    note: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Each method's ``judged`` block of ``metrics.json``.
+
+    Not judged (``model_id`` None): ``{"note": why, "eligible": questions with an ideal answer}``.
+
+    Over the questions with an ideal answer (``eligible``): ``n`` scored answers, their
+    ``mean`` and ``distribution`` (``"1"``..``"5"``); ``unscored`` = ``failed`` (no stored
+    judgment: the call failed or was not made; judged on the next run) + ``unusable`` (the
+    judge gave no 1..5 score); ``no_answer`` = questions whose latest answer failed or is
+    missing. ``eligible = n + unscored + no_answer``. ``accounting``: the judge's calls and
+    tokens for the judgments counted.
+    """
+    from biorag.eval.judge_score import prompt_version
+
+    eligible = [it for it in items if ideal_answer(it) is not None]
+    if model_id is None:
+        return {m: {"note": note or "not judged", "eligible": len(eligible)} for m in methods}
+    latest = latest_records(records)
+    by_key = {judgment_key(j): j for j in judgments}
+    out: dict[str, dict[str, Any]] = {}
+    for m in methods:
+        scores: list[int] = []
+        failed = unusable = no_answer = 0
+        acc = dict.fromkeys(_ACCOUNTING_KEYS, 0)
+        for it in eligible:
+            rec = latest.get((m, it.id))
+            if rec is None or rec.get("error"):
+                no_answer += 1
+                continue
+            key = (m, it.id, answer_sha256(judged_text(rec)), model_id, prompt_version())
+            j = by_key.get(key)
+            if j is None:
+                failed += 1
+                continue
+            total = (j.get("accounting") or {}).get("total") or {}
+            for k in _ACCOUNTING_KEYS:
+                acc[k] += int(total.get(k, 0) or 0)
+            s = j.get("score")
+            if isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 5:
+                scores.append(s)
+            else:
+                unusable += 1
+        block: dict[str, Any] = {
+            "mean": round(sum(scores) / len(scores), 4) if scores else None,
+            "n": len(scores),
+            "unscored": failed + unusable,
+            "failed": failed,
+            "unusable": unusable,
+            "no_answer": no_answer,
+            "eligible": len(eligible),
+            "distribution": {str(k): scores.count(k) for k in range(1, 6)},
+            "judge_model": model_id,
+            "accounting": acc,
+        }
+        if note:
+            block["note"] = note
+        out[m] = block
+    return out
 
 
 def dataset_scorer() -> Callable[..., dict[str, Any]] | None:
@@ -142,3 +227,35 @@ def compute_metrics(
         entry["seconds_per_question"] = round(sum(secs) / len(secs), 4) if secs else 0.0
         out[m] = entry
     return out
+
+
+def run_metrics(
+    dataset: str,
+    split: str | None,
+    setting: str | None,
+    items: list[QAItem],
+    records: list[dict[str, Any]],
+    methods: list[str],
+    judged: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The whole ``metrics.json`` of a run: its identity and :func:`compute_metrics` per method.
+
+    ``judged`` (per method) is stored as each method's ``judged`` block.
+    """
+    scorer = dataset_scorer()
+    per_method = compute_metrics(dataset, items, records, methods, scorer)
+    for m, block in (judged or {}).items():
+        if m in per_method:
+            per_method[m]["judged"] = block
+    metrics: dict[str, Any] = {
+        "dataset": dataset,
+        "split": split,
+        "setting": setting,
+        "n_items": len(items),
+        "subsets": sorted({it.subset for it in items if it.subset}),
+        "parts": sorted({str(it.meta["part"]) for it in items if "part" in it.meta}),
+        "methods": per_method,
+    }
+    if scorer is None:
+        metrics["note"] = "biorag.eval.metrics is not installed: dataset scores not computed"
+    return metrics

@@ -2,8 +2,10 @@
 
 :func:`run_eval` loads a dataset, answers every (method, question) pair not yet in
 ``OUT/predictions.jsonl`` (several at once), appends one record per answer as it finishes, then
+judges the answers that have an ideal answer (:mod:`biorag.eval.judging`, ``[judge]``) and
 scores the run into ``OUT/metrics.json``. A killed run resumes where it stopped: the same
-command skips the finished pairs, so the metrics equal those of an uninterrupted run.
+command skips the finished pairs (and judged answers), so the metrics equal those of an
+uninterrupted run.
 
 Every (method, question) gets its own LLM client over one shared backend, with its own
 :class:`~biorag.llm.accounting.Accounting`, so each record carries that question's calls and
@@ -31,8 +33,10 @@ from typing import Any
 from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
+from biorag.eval.judging import JudgeModel, judge_answers, judged_blocks, open_judge, read_judgments
 from biorag.eval.question_runtime import QuestionRuntime, SharedLLM
 from biorag.eval.records import (
+    JUDGMENTS_FILE,
     METRICS_FILE,
     PREDICTIONS_FILE,
     PredictionWriter,
@@ -41,7 +45,7 @@ from biorag.eval.records import (
 )
 from biorag.eval.run_config import check_or_write_run_config, run_config
 from biorag.eval.run_config import config_differences as config_differences
-from biorag.eval.run_metrics import compute_metrics, dataset_scorer, is_multiple_choice
+from biorag.eval.run_metrics import is_multiple_choice, run_metrics
 from biorag.methods.base import Runtime
 from biorag.util.files import write_json_atomic
 
@@ -62,6 +66,9 @@ class EvalSummary:
     errors_now: int = 0
     already_done: int = 0
     skipped_records: int = 0
+    judged_now: int = 0
+    judge_failed_now: int = 0
+    already_judged: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -141,6 +148,8 @@ def run_eval(
 
     Takes the keyword arguments of :func:`arun_eval` (``methods`` and ``out_dir`` are required).
     ``retry_errors``: pairs whose latest record is an error are answered again on resume.
+    ``judge`` (``auto``/``on``/``off``) replaces ``judge.mode``; ``judge_backend`` replaces the
+    judge's configured backend (tests).
     ``runtime`` (a base :class:`Runtime` whose embedder/searcher/reranker are shared),
     ``backend`` (an LLM backend replacing the configured one) and ``loader`` (replacing
     ``biorag.eval.datasets.load_dataset``) exist for tests and scripts. After
@@ -168,6 +177,8 @@ async def arun_eval(
     backend: Any | None = None,
     loader: Callable[..., Any] | None = None,
     max_consecutive_errors: int = MAX_CONSECUTIVE_ERRORS,
+    judge: str | None = None,
+    judge_backend: Any | None = None,
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop."""
     from biorag.methods.registry import build_method
@@ -208,6 +219,8 @@ async def arun_eval(
 
     shared = SharedLLM(settings, backend)
     base = runtime if runtime is not None else Runtime(settings, index_paths)
+    judge_model: JudgeModel | None = None
+    judge_note: str | None = None
     try:
         for m in methods:  # unknown methods and bad options fail before anything is answered
             qa = build_method(m, base, method_options.get(m))
@@ -216,6 +229,9 @@ async def arun_eval(
                     f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
                     "setting whose questions carry their own context"
                 )
+        judge_model, judge_note = open_judge(
+            settings, items, judge, backend=judge_backend, answering=shared
+        )
         config = run_config(
             settings,
             dataset,
@@ -261,24 +277,27 @@ async def arun_eval(
                 summary,
                 progress_bar(len(pending), f"eval {dataset}", unit="answer"),
             )
+        if judge_model is not None:
+            stats = await judge_answers(out, items, methods, judge_model)
+            summary.judged_now, summary.judge_failed_now = stats.judged_now, stats.failed_now
+            summary.already_judged, judge_note = stats.already_judged, stats.note
     finally:
+        if judge_model is not None:
+            await judge_model.aclose()
         await shared.aclose()
         if runtime is None:
             base.close()
 
     records = read_predictions(out / PREDICTIONS_FILE)
-    per_method = compute_metrics(dataset, items, records, methods, dataset_scorer())
-    metrics = {
-        "dataset": dataset,
-        "split": split,
-        "setting": setting,
-        "n_items": len(items),
-        "subsets": sorted({it.subset for it in items if it.subset}),
-        "parts": sorted({str(it.meta["part"]) for it in items if "part" in it.meta}),
-        "methods": per_method,
-    }
-    if dataset_scorer() is None:
-        metrics["note"] = "biorag.eval.metrics is not installed: dataset scores not computed"
+    judged = judged_blocks(
+        items,
+        records,
+        read_judgments(out / JUDGMENTS_FILE) if judge_model is not None else [],
+        methods,
+        judge_model.model_id if judge_model is not None else None,
+        judge_note,
+    )
+    metrics = run_metrics(dataset, split, setting, items, records, methods, judged)
     write_json_atomic(out / METRICS_FILE, metrics)
     summary.metrics = metrics
     return summary

@@ -1,0 +1,328 @@
+"""The five-point judged answer score of an evaluation run (BioCDQA's GPT-4 evaluation).
+
+After the runner has answered, :func:`judge_answers` asks a judge model
+(:func:`biorag.eval.judge_score.five_point_score`) to score the latest successful answer of
+every method on every question with an ideal answer
+(:func:`~biorag.eval.run_metrics.ideal_answer`): BioCDQA's
+questions, every BioASQ question (``meta["ideal_answer"]``, the first) and any summary/free
+question with a string gold answer.
+
+Judgments are appended to ``OUT/judgments.jsonl``, one JSON line each::
+
+    {"method", "question_id", "answer_sha256", "judge_model", "judge_prompt",   <- the key
+     "score": 1..5 or null, "reason", "raw", "accounting", "seconds", "judged_at"}
+
+keyed by (method, question, SHA-256 of the judged answer text, judge model id, judge prompt
+version), so a resumed run judges only answers it has not judged with this judge model and
+prompt, a changed answer is judged again and another judge model (or an edited prompt) judges
+everything again (older judgments stay in the file). A
+judge call that fails is not stored: it is counted (``failed``) and tried again on the next
+run. A judge answer without a usable score is stored with ``score: null`` (``unusable``).
+
+``biorag.eval.run_metrics.judged_blocks`` turns the file into each method's ``judged`` block
+of ``metrics.json``;
+:func:`open_judge` decides from ``[judge]`` (and ``--judge``) whether to judge and builds the
+judge model; :func:`rejudge_run` judges an existing run directory again without answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from biorag.config import Settings
+from biorag.errors import BioragError
+from biorag.eval import judge_score
+from biorag.eval.datasets.base import QAItem
+from biorag.eval.question_runtime import SharedLLM
+from biorag.eval.records import (
+    JUDGMENTS_FILE,
+    PREDICTIONS_FILE,
+    RecordWriter,
+    answer_sha256,
+    judged_text,
+    judgment_key,
+    latest_records,
+    read_judgments,
+    read_predictions,
+)
+from biorag.eval.run_metrics import ideal_answer, judged_blocks
+
+log = logging.getLogger("biorag.eval")
+
+MODES = ("auto", "on", "off")
+# The LLM settings a backend is built from (the rest apply per client: tokens, retries, cache).
+_BACKEND_KEYS = ("backend", "base_url", "model", "api_key_env", "hf_path", "load_in_4bit")
+_BACKEND_KEYS += ("mock_script", "timeout_s", "structured_output")
+MAX_CONSECUTIVE_FAILURES = 25
+NOTE_OFF = 'not judged: judge.mode is "off" (set judge.mode = "auto" or pass --judge on)'
+NOTE_NO_ITEMS = "not judged: no question in this run has an ideal answer"
+NO_MODEL = (
+    "no judge model is configured (the judge's backend is 'none'): set judge.backend and "
+    "judge.model, e.g. BIORAG_JUDGE_BASE_URL and BIORAG_JUDGE_MODEL for an OpenAI-compatible "
+    "server, or an [llm] backend for the judge to inherit"
+)
+
+
+# -- the judge model ---------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeModel:
+    """The judge LLM: its backend behind its own concurrency limit, and the LLM cache."""
+
+    shared: SharedLLM
+    model_id: str
+    concurrency: int
+    owns_backend: bool = True
+
+    async def aclose(self) -> None:
+        """Close the cache, and the backend unless it is the answering model's."""
+        if self.owns_backend:
+            await self.shared.aclose()
+        elif self.shared.cache is not None:
+            self.shared.cache.close()
+
+
+def open_judge(
+    settings: Settings,
+    items: list[QAItem],
+    mode: str | None = None,
+    *,
+    backend: Any | None = None,
+    answering: SharedLLM | None = None,
+) -> tuple[JudgeModel | None, str | None]:
+    """(the judge model, None), or (None, why there is no judging) for ``items``.
+
+    ``mode`` (``auto``/``on``/``off``, default ``judge.mode``): ``on`` without a judge model
+    is an error. ``backend`` replaces the configured judge backend (tests). When the judge's
+    backend settings equal ``[llm]``'s (only e.g. ``max_tokens`` differs), the answering
+    model's backend (``answering``) is reused: a local model is not loaded twice.
+    """
+    from biorag.llm.factory import make_backend
+
+    mode = mode or settings.judge.mode
+    if mode not in MODES:
+        raise BioragError(f"--judge must be one of {', '.join(MODES)}, not {mode!r}")
+    if mode == "off":
+        return None, NOTE_OFF
+    cfg = settings.judge_llm()
+    if backend is None and cfg.backend == "none":
+        if mode == "on":
+            raise BioragError(
+                f'judging is required (--judge on or judge.mode = "on") but {NO_MODEL}; '
+                "or pass --judge auto"
+            )
+        if not any(ideal_answer(it) for it in items):
+            return None, NOTE_NO_ITEMS
+        return None, f"not judged: {NO_MODEL}"
+    if not any(ideal_answer(it) for it in items):
+        return None, NOTE_NO_ITEMS
+    owns = True
+    same = all(getattr(cfg, k) == getattr(settings.llm, k) for k in _BACKEND_KEYS)
+    reuse = answering is not None and answering.backend is not None and same
+    if backend is None and reuse:
+        assert answering is not None
+        backend, owns = answering.backend, False
+    if backend is None:
+        backend = make_backend(settings.model_copy(update={"llm": cfg}))
+    shared = SharedLLM(settings.model_copy(update={"llm": cfg}), backend)
+    name = getattr(backend, "name", "llm")
+    model = getattr(backend, "model", None) or cfg.model or "unknown"
+    return JudgeModel(shared, f"{name}:{model}", cfg.concurrency, owns), None
+
+
+# -- judging -----------------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeStats:
+    """What one judging pass did."""
+
+    judged_now: int = 0
+    failed_now: int = 0
+    already_judged: int = 0
+    note: str | None = None  # set when judging stopped early
+
+
+def _pending(
+    items: list[QAItem],
+    methods: list[str],
+    records: list[dict[str, Any]],
+    done: set[tuple[str, str, str, str, str]],
+    model_id: str,
+) -> tuple[list[tuple[str, QAItem, str, str]], int]:
+    """(method, item, ideal, answer) still to judge, and how many are judged already."""
+    latest = latest_records(records)
+    pending: list[tuple[str, QAItem, str, str]] = []
+    already = 0
+    for it in items:
+        ideal = ideal_answer(it)
+        if ideal is None:
+            continue
+        for m in methods:
+            rec = latest.get((m, it.id))
+            if rec is None or rec.get("error"):
+                continue
+            text = judged_text(rec)
+            if (m, it.id, answer_sha256(text), model_id, judge_score.prompt_version()) in done:
+                already += 1
+            else:
+                pending.append((m, it, ideal, text))
+    return pending, already
+
+
+async def judge_answers(
+    out_dir: str | Path,
+    items: list[QAItem],
+    methods: list[str],
+    judge: JudgeModel,
+    *,
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
+) -> JudgeStats:
+    """Judge every answer of ``OUT/predictions.jsonl`` not yet in ``OUT/judgments.jsonl``.
+
+    Calls run concurrently (``judge.concurrency`` at once); each judgment is appended as it
+    finishes. After ``max_consecutive_failures`` failed calls in a row (the judge server is
+    down, say) judging stops with a note; the rest are judged on the next run.
+    """
+    from biorag.eval.judge_score import five_point_score
+    from biorag.llm.accounting import Accounting
+    from biorag.util.progress import progress_bar
+
+    out = Path(out_dir)
+    path = out / JUDGMENTS_FILE
+    done = {judgment_key(j) for j in read_judgments(path, repair=True)}
+    records = read_predictions(out / PREDICTIONS_FILE)
+    pending, already = _pending(items, methods, records, done, judge.model_id)
+    stats = JudgeStats(already_judged=already)
+    if not pending:
+        return stats
+    log.info("judging %d answers with %s", len(pending), judge.model_id)
+    queue = iter(pending)
+    state: dict[str, Any] = {"consecutive": 0, "last": "", "stop": False}
+    bar = progress_bar(len(pending), "judge", unit="answer")
+
+    async def worker(writer: RecordWriter) -> None:
+        for method, item, ideal, text in queue:
+            if state["stop"]:
+                return
+            acc = Accounting()
+            start = time.perf_counter()
+            try:
+                got = await five_point_score(judge.shared.client(acc), item.question, ideal, text)
+            except Exception as e:  # counted and judged again next run; CancelledError passes
+                stats.failed_now += 1
+                state["consecutive"] += 1
+                state["last"] = f"{method} on {item.id}: {type(e).__name__}: {e}"
+                log.warning("judge call failed: %s", state["last"])
+                state["stop"] = state["consecutive"] >= max_consecutive_failures
+                bar.update(1)
+                continue
+            state["consecutive"] = 0
+            report = acc.report()
+            writer.append(
+                {
+                    "method": method,
+                    "question_id": item.id,
+                    "answer_sha256": answer_sha256(text),
+                    "judge_model": judge.model_id,
+                    "judge_prompt": judge_score.prompt_version(),
+                    "score": got.score,
+                    "reason": got.reason,
+                    "raw": got.raw,
+                    "accounting": {k: report.get(k, {}) for k in ("stages", "total")},
+                    "seconds": round(time.perf_counter() - start, 4),
+                    "judged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                }
+            )
+            stats.judged_now += 1
+            bar.update(1)
+
+    try:
+        with RecordWriter(path) as writer:
+            await asyncio.gather(*(worker(writer) for _ in range(max(1, judge.concurrency))))
+    finally:
+        bar.close()
+    if state["stop"]:
+        stats.note = (
+            f"judging stopped after {state['consecutive']} failed judge calls in a row (last: "
+            f"{state['last']}); the answers not judged count as unscored and are judged on the "
+            "next run"
+        )
+        log.warning("%s", stats.note)
+    return stats
+
+
+# -- judging an existing run -------------------------------------------------------------------
+
+
+def rejudge_run(
+    settings: Settings,
+    out_dir: str | Path,
+    *,
+    data_path: str | Path | None = None,
+    backend: Any | None = None,
+    loader: Any | None = None,
+) -> tuple[dict[str, Any], JudgeStats]:
+    """Judge the answers of a run directory (no answering) and rewrite its ``metrics.json``.
+
+    The questions are loaded again as ``run.json`` recorded them (``data_path`` replaces the
+    recorded data path). A judge model is required. Returns (metrics, what was judged now).
+    """
+    return asyncio.run(
+        arejudge_run(settings, out_dir, data_path=data_path, backend=backend, loader=loader)
+    )
+
+
+async def arejudge_run(
+    settings: Settings,
+    out_dir: str | Path,
+    *,
+    data_path: str | Path | None = None,
+    backend: Any | None = None,
+    loader: Any | None = None,
+) -> tuple[dict[str, Any], JudgeStats]:
+    """:func:`rejudge_run` for code already inside an event loop."""
+    from biorag.eval.records import METRICS_FILE, RUN_FILE, read_json
+    from biorag.eval.run_metrics import run_metrics
+    from biorag.util.files import write_json_atomic
+
+    out = Path(out_dir)
+    cfg = read_json(out / RUN_FILE)
+    dataset, methods = str(cfg.get("dataset") or ""), list(cfg.get("methods") or [])
+    path = Path(data_path if data_path is not None else str(cfg.get("data_path") or ""))
+    if not dataset or not methods:
+        raise BioragError(f"{out / RUN_FILE} names no dataset or methods; is {out} a run?")
+    if not path.exists():
+        raise BioragError(
+            f"the run's data {path} does not exist; pass --data with the run's dataset file"
+        )
+    if loader is None:
+        from biorag.eval.datasets import load_dataset as loader
+    split, setting = cfg.get("split"), cfg.get("setting")
+    loaded = loader(dataset, path, split=split, setting=setting, limit=cfg.get("limit"))
+    items: list[QAItem] = list(loaded.items)
+    if cfg.get("n_items") is not None and len(items) != cfg["n_items"]:
+        raise BioragError(
+            f"{path} gave {len(items)} questions but the run had {cfg['n_items']}; pass --data "
+            "with the data the run was made from"
+        )
+    judge, note = open_judge(settings, items, "on", backend=backend)
+    if judge is None:
+        raise BioragError(f"nothing to judge in {out}: {note}")
+    try:
+        stats = await judge_answers(out, items, methods, judge)
+    finally:
+        await judge.aclose()
+    records = read_predictions(out / PREDICTIONS_FILE)
+    judged = judged_blocks(
+        items, records, read_judgments(out / JUDGMENTS_FILE), methods, judge.model_id, stats.note
+    )
+    metrics = run_metrics(dataset, split, setting, items, records, methods, judged)
+    write_json_atomic(out / METRICS_FILE, metrics)
+    return metrics, stats
