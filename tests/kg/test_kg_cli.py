@@ -250,3 +250,24 @@ def _export_lines(run, tmp_path, kg):
     out = tmp_path / f"{kg}.jsonl"
     assert run("export", "--kg", kg, "--format", "jsonl", "--out", str(out)).exit_code == 0
     return out.read_text(encoding="utf-8").splitlines()
+
+
+def test_import_replace_keeps_the_typed_graph_in_the_same_file(run, tmp_path, jsonl):
+    from biorag.kg import open_typed_store
+
+    assert run("build", "--from", str(jsonl), "--format", "jsonl", "--out", "kg").exit_code == 0
+    with open_typed_store(tmp_path / "kg") as typed:  # BioStrataKG's tables in kg.sqlite
+        a = typed.upsert_node("Drug", "aspirin", "Aspirin")
+        b = typed.upsert_node("Disease", "fever", "Fever")
+        typed.add_edge(a, b, "TREATS", "p1")
+        typed.commit()
+    edited = tmp_path / "edited.csv"
+    edited.write_text(
+        "subject,predicate,object,source_id,model\nQuinine,treats,Malaria,d9,expert\n",
+        encoding="utf-8",
+    )
+    assert run("import", "--kg", "kg", str(edited)).exit_code == 0
+    assert json.loads(run("stats", "--kg", "kg", "--json").stdout)["triplets"] == 1
+    with open_typed_store(tmp_path / "kg") as typed:
+        assert [e["type"] for e in typed.edges()] == ["TREATS"]
+        assert {n["name"] for n in typed.nodes()} == {"Aspirin", "Fever"}
