@@ -146,7 +146,19 @@ def test_config_show_text_names_the_judge_model(monkeypatch, tmp_path: Path):
         STATE._settings = None
     assert res.exit_code == 0, res.output
     assert "[judge]" in res.stdout and 'model = "big"' in res.stdout
-    assert "# null keys inherit from [llm]; judge: openai big at https://***@llm.example/v1" in (
+    assert "# unset keys inherit from [llm]; judge: openai big at https://***@llm.example/v1" in (
         res.stdout
     )
     assert "sekret" not in res.stdout
+    # the text is TOML that loads back to the same settings (unset keys are comments)
+    import tomllib
+
+    shown = tomllib.loads(res.stdout)
+    assert shown["judge"]["model"] == "big" and "base_url" not in shown["judge"]
+    assert "# base_url = (unset)" in res.stdout
+    (tmp_path / "shown.toml").write_text(res.stdout.replace("***@", ""), encoding="utf-8")
+    monkeypatch.delenv("BIORAG_LLM_BASE_URL")
+    monkeypatch.delenv("BIORAG_LLM_MODEL")
+    monkeypatch.delenv("BIORAG_JUDGE_MODEL")
+    again = load_settings(tmp_path / "shown.toml")
+    assert again.judge.model == "big" and again.llm.model == "small"

@@ -16,7 +16,10 @@ app = typer.Typer(help="Inspect the effective settings.", no_args_is_help=True)
 @app.command()
 @handle_errors
 def show(as_json: bool = typer.Option(False, "--json")) -> None:
-    """Print the effective settings (file + BIORAG_* variables), secrets masked."""
+    """Print the effective settings (file + BIORAG_* variables), secrets masked.
+
+    The text is valid TOML: an unset key is printed as a comment (``# key = (unset)``).
+    """
     settings = STATE.settings()
     data = masked_dict(settings)
     if as_json:
@@ -26,9 +29,9 @@ def show(as_json: bool = typer.Option(False, "--json")) -> None:
         if isinstance(value, dict):
             typer.echo(f"[{key}]")
             if key == "judge":
-                typer.echo(f"# null keys inherit from [llm]; {_judge_summary(settings)}")
+                typer.echo(f"# unset keys inherit from [llm]; {_judge_summary(settings)}")
             for k, v in value.items():
-                typer.echo(f"{k} = {json.dumps(v)}")
+                typer.echo(f"# {k} = (unset)" if v is None else f"{k} = {json.dumps(v)}")
             typer.echo("")
         else:
             typer.echo(f"{key} = {json.dumps(value)}")
