@@ -41,3 +41,51 @@ def connect(neo4j: Any, uri: str, user: str, password_env: str = PASSWORD_ENV) -
             f"cannot connect to Neo4j at {uri} as {user!r}{hint}: {type(e).__name__}: {e}"
         ) from e
     return driver
+
+
+class Neo4jClient:
+    """The connection half of a Neo4j store: connect, create the schema, run queries, close.
+
+    ``schema`` statements run once on connection (``IF NOT EXISTS``, so re-running is safe).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        user: str = "neo4j",
+        password_env: str = PASSWORD_ENV,
+        database: str | None = None,
+        schema: tuple[str, ...] = (),
+    ) -> None:
+        neo4j = import_neo4j()
+        self.uri, self.database = uri, database
+        self._read = neo4j.RoutingControl.READ
+        self.driver = connect(neo4j, uri, user, password_env)
+        for statement in schema:
+            self._run(statement)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.uri!r}, database={self.database!r})"
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def _run(self, query: str, read: bool = False, **params: Any) -> tuple[list[Any], Any]:
+        kw: dict[str, Any] = {"database_": self.database}
+        if read:
+            kw["routing_"] = self._read
+        records, summary, _ = self.driver.execute_query(query, params, **kw)
+        return records, summary
+
+    def _max_seq(self, query: str) -> int:
+        """The largest ``seq`` the query returns as ``m`` (-1 when there is none)."""
+        records, _ = self._run(query, read=True)
+        m = records[0]["m"] if records else None
+        return -1 if m is None else int(m)

@@ -20,7 +20,7 @@ from itertools import islice
 from typing import Any
 
 from biorag.kg.models import AddReport, Triplet, normalize_key
-from biorag.kg.neo4j_common import PASSWORD_ENV, connect, import_neo4j
+from biorag.kg.neo4j_common import PASSWORD_ENV, Neo4jClient
 from biorag.kg.store import Direction, prepare_triplets, unique_keys
 
 LABEL, REL_TYPE = "Entity", "RELATION"
@@ -57,7 +57,7 @@ def _record_triplet(rec: Any) -> Triplet:
     )
 
 
-class Neo4jKGStore:
+class Neo4jKGStore(Neo4jClient):
     """A :class:`~biorag.kg.store.KGStore` in a Neo4j database."""
 
     def __init__(
@@ -69,39 +69,12 @@ class Neo4jKGStore:
         database: str | None = None,
         batch_size: int = 1000,
     ):
-        neo4j = import_neo4j()
-        self.uri, self.database = uri, database
+        super().__init__(
+            uri, user=user, password_env=password_env, database=database, schema=SCHEMA
+        )
         self.batch_size = max(1, int(batch_size))
-        self._read = neo4j.RoutingControl.READ
-        self.driver = connect(neo4j, uri, user, password_env)
-        for statement in SCHEMA:
-            self._run(statement)
         self._next_entity = self._max_seq(f"MATCH (e:{LABEL}) RETURN max(e.seq) AS m") + 1
         self._next_rel = self._max_seq(f"MATCH ()-[r:{REL_TYPE}]->() RETURN max(r.seq) AS m") + 1
-
-    def __repr__(self) -> str:
-        return f"Neo4jKGStore({self.uri!r}, database={self.database!r})"
-
-    def __enter__(self) -> Neo4jKGStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self.driver.close()
-
-    def _run(self, query: str, read: bool = False, **params: Any) -> tuple[list[Any], Any]:
-        kw: dict[str, Any] = {"database_": self.database}
-        if read:
-            kw["routing_"] = self._read
-        records, summary, _ = self.driver.execute_query(query, params, **kw)
-        return records, summary
-
-    def _max_seq(self, query: str) -> int:
-        records, _ = self._run(query, read=True)
-        m = records[0]["m"] if records else None
-        return -1 if m is None else int(m)
 
     # -- writes ----------------------------------------------------------------------------
     def add_triplets(self, triplets: Iterable[Triplet]) -> AddReport:

@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from biorag.kg.neo4j_common import PASSWORD_ENV, connect, import_neo4j
+from biorag.kg.neo4j_common import PASSWORD_ENV, Neo4jClient
 from biorag.kg.typed_store import check_type, node_key, unique_aliases
 
 LABEL, REL_TYPE = "StrataNode", "STRATA_EDGE"
@@ -125,7 +125,7 @@ def _node(props: Any) -> dict[str, Any]:
     }
 
 
-class Neo4jTypedStore:
+class Neo4jTypedStore(Neo4jClient):
     """A :class:`~biorag.kg.typed_store.TypedGraphStore` in a Neo4j database."""
 
     def __init__(
@@ -136,41 +136,14 @@ class Neo4jTypedStore:
         password_env: str = PASSWORD_ENV,
         database: str | None = None,
     ) -> None:
-        neo4j = import_neo4j()
-        self.uri, self.database = uri, database
-        self._read = neo4j.RoutingControl.READ
-        self.driver = connect(neo4j, uri, user, password_env)
-        for statement in SCHEMA:
-            self._run(statement)
+        super().__init__(
+            uri, user=user, password_env=password_env, database=database, schema=SCHEMA
+        )
         self._next_node = self._max_seq(MAX_NODE_SEQ) + 1
         self._next_edge = self._max_seq(MAX_EDGE_SEQ) + 1
 
-    def __repr__(self) -> str:
-        return f"Neo4jTypedStore({self.uri!r}, database={self.database!r})"
-
-    def __enter__(self) -> Neo4jTypedStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def commit(self) -> None:
         """Nothing to do: every write is its own auto-committed transaction."""
-
-    def close(self) -> None:
-        self.driver.close()
-
-    def _run(self, query: str, read: bool = False, **params: Any) -> tuple[list[Any], Any]:
-        kw: dict[str, Any] = {"database_": self.database}
-        if read:
-            kw["routing_"] = self._read
-        records, summary, _ = self.driver.execute_query(query, params, **kw)
-        return records, summary
-
-    def _max_seq(self, query: str) -> int:
-        records, _ = self._run(query, read=True)
-        m = records[0]["m"] if records else None
-        return -1 if m is None else int(m)
 
     def clear(self) -> None:
         """Delete every StrataNode and its edges (not part of the protocol)."""
