@@ -39,6 +39,12 @@ def _report(report, as_json: bool) -> None:
     )
     if data["documents_removed"]:
         typer.echo(f"removed {data['documents_removed']} documents")
+    if data.get("papers_without_fulltext"):
+        typer.echo(
+            f"{data['papers_without_fulltext']} papers have no full text (not in this index; "
+            "their abstracts are in a paper_abstracts index)",
+            err=True,
+        )
     if data["skipped"]:
         typer.echo(f"skipped {data['skipped']} malformed records:", err=True)
         for ex in data["skipped_examples"]:
@@ -51,7 +57,10 @@ def build(
     corpus: list[Path] = typer.Option(..., "--corpus", help="corpus files or folders"),
     out: Path = typer.Option(..., "--out", help="index directory to create or resume"),
     fmt: str = typer.Option(
-        "auto", "--format", help="auto|jsonl|medrag|pubmed_xml|pubmedqa|bioasq|textdir"
+        "auto",
+        "--format",
+        help="auto|jsonl|medrag|pubmed_xml|pubmedqa|bioasq|textdir|paper_abstracts|"
+        "paper_fulltexts (the last two: a paper collection's two IP-RAR levels)",
     ),
     name: str = typer.Option(None, "--name", help="corpus name (default: the folder name)"),
     as_json: bool = typer.Option(False, "--json"),

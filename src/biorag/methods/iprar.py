@@ -5,14 +5,29 @@ Section 4.3 of the IP-RAR paper. Steps:
 1. pre-retrieval reasoning (one call, ``iprar_prereason``): keywords, their synonyms and a
    virtual (hypothetical) answer. No LLM: the question's content words and bigrams (stop words
    removed), no synonyms, and question + options as the virtual answer;
-2. multi-level x multi-granularity retrieval: at the abstract level (document level, each
-   document's best chunk) and the full-text level (chunk level), the top ``k`` by dense
-   similarity to the question, to the virtual answer, and by BM25 over keywords + synonyms.
-   Lists are named ``<granularity>@<level>``. A question with given passages searches those
-   passages at both levels (they are embedded here; they form one document, so the abstract
-   level holds its best passage);
+2. multi-level x multi-granularity retrieval: at the abstract level and the full-text level,
+   the top ``k`` by dense similarity to the question, to the virtual answer, and by BM25 over
+   keywords + synonyms. Lists are named ``<granularity>@<level>``. The levels come from one of
+   two sources, recorded in ``details["levels"]``:
+
+   * split corpora (the paper): ``abstract_corpus`` and ``fulltext_corpus`` name two of the
+     ``--index`` corpora (manifest names, ``biorag index build --name``; e.g. built from one
+     papers file with ``--format paper-abstracts`` and ``paper-fulltexts``). The abstract
+     level is a chunk-level search of the abstract corpus only, the full-text level one of the
+     full-text corpus only; other indexes are not searched. Both or neither must be set;
+   * the proxy (neither set; what the benchmarks use, whose corpora have no full texts): one
+     search over all indexes, the abstract level at document level (each document's best
+     chunk), the full-text level at chunk level.
+
+   A question with given passages searches those passages at both levels, whatever the
+   options (they are embedded here; they form one document, so the abstract level holds its
+   best passage);
 3. the aggregator (:mod:`biorag.retrieve.aggregate`) ranks the union; a keyword list's
-   similarity is the chunk's cosine to the question;
+   similarity is the chunk's cosine to the question. ``R_i`` counts the retrieved chunks of
+   the same article: with split corpora the paper (``source_id`` = pid, which the abstract and
+   the full text share while their document ids differ), in the proxy and for given passages
+   the document (``doc_id``, unchanged). ``details["same_doc_by"]`` says which; the
+   ``aggregated`` rows always carry the chunk's own ``doc_id`` and its ``source_id``;
 4. progressive generation (:mod:`biorag.methods.iprar_generate`): a relevance check in ranked
    order (``iprar_relevance``, one Yes/No call per chunk; ``relevance_batch`` > 1 asks about
    several chunks per call, ``iprar_relevance_batch``) until ``relevant_target`` are relevant
@@ -48,6 +63,7 @@ from biorag.methods.context import merge_options
 from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
+from biorag.retrieve.index import read_manifest
 
 __all__ = ["DEFAULTS", "IPRAR", "PROMPTS", "numbered", "plain_keywords"]
 
@@ -68,8 +84,13 @@ DEFAULTS: dict[str, Any] = {
     "relevance_batch": 1,
     "reasoning_model": None,
     "exact_answer": True,
+    "abstract_corpus": None,
+    "fulltext_corpus": None,
 }
+#: The proxy's search level for each IP-RAR level (one index, no full texts).
 LEVELS = {"abstract": "doc", "fulltext": "chunk"}
+_PROXY = {"abstract": "doc-level proxy", "fulltext": "chunk-level proxy"}
+_GIVEN = {"abstract": "given passages (doc level)", "fulltext": "given passages (chunk level)"}
 _WORD = re.compile(r"[A-Za-z0-9][\w\-]*")
 
 
@@ -81,6 +102,28 @@ def plain_keywords(question: str) -> list[str]:
     keep = [w if len(w) > 1 and w not in ENGLISH_STOP_WORDS else None for w in words]
     grams = [w for w in keep if w] + [f"{a} {b}" for a, b in itertools.pairwise(keep) if a and b]
     return list(dict.fromkeys(grams))
+
+
+def _level_corpora(abstract: Any, fulltext: Any) -> dict[str, str] | None:
+    """``{"abstract": name, "fulltext": name}`` from the two options, None when neither is set;
+    raises :class:`BioragError` when only one is set, either is not a name, or they are equal."""
+    if abstract is None and fulltext is None:
+        return None
+    if abstract is None or fulltext is None:
+        given, missing = ("abstract", "fulltext") if fulltext is None else ("fulltext", "abstract")
+        raise BioragError(
+            f"iprar {given}_corpus is set but {missing}_corpus is not; set both (the names of "
+            "the abstract index and the full-text index) or neither (the one-index proxy)"
+        )
+    for level, value in (("abstract", abstract), ("fulltext", fulltext)):
+        if not isinstance(value, str) or not value.strip():
+            raise BioragError(f"iprar {level}_corpus must be an index name, got {value!r}")
+    if abstract == fulltext:
+        raise BioragError(
+            f"iprar abstract_corpus and fulltext_corpus both name {abstract!r}; index the "
+            "abstracts and the full texts separately (--format paper-abstracts/paper-fulltexts)"
+        )
+    return {"abstract": abstract, "fulltext": fulltext}
 
 
 class _GivenSource:
@@ -126,8 +169,33 @@ class IPRAR(ProgressiveGeneration, QAMethod):
             raise BioragError("iprar weights must be 3 numbers and relevant_target >= 1")
         if int(merged["relevance_batch"]) < 1:
             raise BioragError("iprar relevance_batch must be at least 1")
+        self.corpora = _level_corpora(merged["abstract_corpus"], merged["fulltext_corpus"])
         super().__init__(runtime, **merged)
         self._reasoning: Any = None
+        self._corpora_checked = False
+        if self.corpora and self.rt.index_paths:
+            self._check_corpora([str(read_manifest(p)["name"]) for p in self.rt.index_paths])
+
+    def _check_corpora(self, names: list[str]) -> None:
+        """Raise unless every corpus of ``abstract_corpus``/``fulltext_corpus`` is in ``names``."""
+        for level, corpus in (self.corpora or {}).items():
+            if corpus not in names:
+                raise BioragError(
+                    f"iprar {level}_corpus {corpus!r} is not among the indexes "
+                    f"({', '.join(map(repr, names)) or 'none'}); pass --index for it or set "
+                    "the option to one of these names (set by `biorag index build --name`)"
+                )
+        self._corpora_checked = True
+
+    def level_sources(self, question: Question) -> dict[str, str]:
+        """Where each enabled level searches for ``question`` (``details["levels"]``)."""
+        if question.passages:
+            modes = _GIVEN
+        elif self.corpora:
+            modes = {lv: f"corpus:{c}" for lv, c in self.corpora.items()}
+        else:
+            modes = _PROXY
+        return {lv: modes[lv] for lv in LEVELS if self.options[f"use_{lv}_level"]}
 
     # -- components --------------------------------------------------------------------------
     def reasoning_llm(self) -> Any:
@@ -187,17 +255,24 @@ class IPRAR(ProgressiveGeneration, QAMethod):
 
             def search(q: str, r: str, lv: str) -> list[Any]:
                 return src.search(q, k, r, lv)
+        elif self.corpora:
+            searcher, corpora = self.rt.searcher, self.corpora
+            if not self._corpora_checked and getattr(searcher, "names", None) is not None:
+                self._check_corpora(list(searcher.names))
+
+            def search(q: str, r: str, lv: str) -> list[Any]:
+                return searcher.search([q], k, r, "chunk", corpora=[corpora[lv]])[0]
         else:
             searcher = self.rt.searcher
 
             def search(q: str, r: str, lv: str) -> list[Any]:
-                return searcher.search([q], k, r, lv)[0]
+                return searcher.search([q], k, r, LEVELS[lv])[0]
 
         lists: dict[str, list[dict[str, Any]]] = {}
         passages: dict[str, Any] = {}
         for gran, (text, retr) in queries.items():
             for lv in levels:
-                found = await asyncio.to_thread(search, text, retr, LEVELS[lv])
+                found = await asyncio.to_thread(search, text, retr, lv)
                 sims = [p.score for p in found]
                 if retr == "bm25":  # similarity for the aggregator: cosine to the question
                     sims = await asyncio.to_thread(
@@ -206,7 +281,12 @@ class IPRAR(ProgressiveGeneration, QAMethod):
                 rows = []
                 for p, s in zip(found, sims, strict=True):
                     passages.setdefault(p.chunk_id, p)
-                    row = {"chunk_id": p.chunk_id, "doc_id": p.doc_id, "similarity": float(s)}
+                    row = {
+                        "chunk_id": p.chunk_id,
+                        "doc_id": p.doc_id,
+                        "source_id": p.source_id,
+                        "similarity": float(s),
+                    }
                     rows.append(row | ({"bm25": p.score} if retr == "bm25" else {}))
                 lists[f"{gran}@{lv}"] = rows
         return lists, passages
@@ -215,18 +295,26 @@ class IPRAR(ProgressiveGeneration, QAMethod):
     async def answer(self, question: Question) -> Answer:
         pre = await self.prereason(question)
         lists, passages = await self.retrieve(question, pre)
+        # R_i per article: the paper (pid) when the levels are split corpora, else the document.
+        by = "source_id" if self.corpora and not question.passages else "doc_id"
         tuples = {
-            n: [(r["chunk_id"], r["doc_id"], r["similarity"]) for r in rows]
-            for n, rows in lists.items()
+            n: [(r["chunk_id"], r[by], r["similarity"]) for r in rows] for n, rows in lists.items()
         }
         ranked = (
             aggregate(tuples, self.options["weights"])
             if self.options["use_aggregator"]
             else by_similarity(tuples)
         )
+        aggregated = []
+        for c in ranked:
+            p = passages[c.chunk_id]
+            row = {k: v for k, v in c.to_dict().items() if k != "terms"}
+            aggregated.append(row | {"doc_id": p.doc_id, "source_id": p.source_id})
         details = {
             "prereasoning": pre,
+            "levels": self.level_sources(question),
+            "same_doc_by": by,
             "lists": lists,
-            "aggregated": [{k: v for k, v in c.to_dict().items() if k != "terms"} for c in ranked],
+            "aggregated": aggregated,
         }
         return await self.generate(question, ranked, passages, details)

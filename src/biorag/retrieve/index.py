@@ -46,6 +46,7 @@ class BuildReport:
     documents_removed: int = 0
     skipped: int = 0
     skipped_examples: list[str] = field(default_factory=list)
+    papers_without_fulltext: int = 0  # format paper_fulltexts: papers the index cannot hold
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -138,6 +139,7 @@ class IndexDir:
         if isinstance(loaded, LoadReport):
             report.skipped = len(loaded.skipped)
             report.skipped_examples = [f"{s.where()}: {s.reason}" for s in loaded.skipped[:20]]
+            report.papers_without_fulltext = len(getattr(loaded, "without_fulltext", []))
         report.documents_new = self.store.add_documents(docs)
         report.seconds["store"] = time.perf_counter() - t0
         self.resume(report, batch_size=batch_size)

@@ -1,5 +1,6 @@
 """Searching index directories: BM25, dense, or both fused by reciprocal rank, at chunk or
-document level, over one corpus or several searched separately and merged.
+document level, over one corpus or several searched separately and merged (all of them, or
+only the corpora named).
 """
 
 from __future__ import annotations
@@ -151,7 +152,9 @@ class MultiSearcher:
     """Several named corpora, each searched separately; results merged rank by rank.
 
     CLAIMS takes a few chunks from every source (``per_corpus_k``, 3 by default), so one large
-    corpus cannot crowd the others out.
+    corpus cannot crowd the others out. ``search(..., corpora=[...])`` searches only the named
+    corpora (an index's name is its manifest ``name``: ``biorag index build --name``, by default
+    the index folder's name); IP-RAR uses it to keep the abstract and full-text levels apart.
     """
 
     def __init__(self, searchers: list[Searcher]):
@@ -162,10 +165,43 @@ class MultiSearcher:
             raise BioragError(f"two indexes share a name ({names}); give each corpus its own name")
         self.searchers = searchers
 
+    @property
+    def names(self) -> list[str]:
+        """The corpus names, in ``--index`` order."""
+        return [s.name for s in self.searchers]
+
+    def select(self, corpora: list[str] | None) -> list[Searcher]:
+        """The searchers of ``corpora`` (all when None), in the order named, duplicates dropped.
+
+        Raises :class:`BioragError` naming an unknown corpus and the available ones.
+        """
+        if corpora is None:
+            return self.searchers
+        if isinstance(corpora, str):
+            corpora = [corpora]
+        if not corpora:
+            raise BioragError(f"corpora is empty; name at least one of {self.names} or pass None")
+        by_name = {s.name: s for s in self.searchers}
+        for name in corpora:
+            if name not in by_name:
+                raise BioragError(
+                    f"unknown corpus {name!r}; the indexes searched are named "
+                    f"{', '.join(map(repr, self.names))} (an index's name is set by "
+                    "`biorag index build --name`, default the folder name)"
+                )
+        return [by_name[n] for n in dict.fromkeys(corpora)]
+
     def search(
-        self, queries: list[str], k: int, retriever: str = "hybrid", level: str = "chunk"
+        self,
+        queries: list[str],
+        k: int,
+        retriever: str = "hybrid",
+        level: str = "chunk",
+        corpora: list[str] | None = None,
     ) -> list[list[Passage]]:
-        per = [s.search(queries, k, retriever, level) for s in self.searchers]
+        """Top ``k`` of each corpus for each query, merged rank by rank (rank 1 of every corpus,
+        then rank 2, ...) and renumbered; ``corpora`` limits the search to the named corpora."""
+        per = [s.search(queries, k, retriever, level) for s in self.select(corpora)]
         merged: list[list[Passage]] = []
         for qi in range(len(queries)):
             lists = [p[qi] for p in per]

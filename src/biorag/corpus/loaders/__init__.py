@@ -1,11 +1,16 @@
-"""Corpus loaders: files in six formats -> :class:`LoadReport` (documents, skipped records, files).
+"""Corpus loaders: files in eight formats -> :class:`LoadReport` (documents, skipped, files).
 
 Formats: ``jsonl`` (generic JSON Lines), ``medrag`` (MedRAG snippets), ``pubmed_xml`` (PubMed
-baseline XML), ``pubmedqa`` (PubMedQA JSON), ``bioasq`` (BioASQ Task B JSON, pooled across files)
-and ``textdir`` (a folder of .txt/.md files). ``auto`` detects the format from the extension and
-by peeking at the content. A folder given with ``auto`` is read as ``textdir`` when it holds more
-.txt/.md files than corpus data files (.json, .jsonl, .xml, gzipped or not); otherwise each data
-file in it is detected and loaded (so a BioASQ folder with a readme.txt loads as BioASQ).
+baseline XML), ``pubmedqa`` (PubMedQA JSON), ``bioasq`` (BioASQ Task B JSON, pooled across files),
+``textdir`` (a folder of .txt/.md files), and ``paper_abstracts`` / ``paper_fulltexts`` (a paper
+collection's abstracts or Markdown full texts, :mod:`.papers`; their report is a
+:class:`~biorag.corpus.loaders.papers.PaperLoadReport`). A ``-`` in a format name reads as ``_``
+(``paper-abstracts``). ``auto`` detects the format from the extension and by peeking at the
+content; it never picks a paper format (one file holds both levels), but a JSON Lines file whose
+records look like papers (``abstract``, no ``text``) is refused with a hint to choose one.
+A folder given with ``auto`` is read as ``textdir`` when it holds more .txt/.md files than
+corpus data files (.json, .jsonl, .xml, gzipped or not); otherwise each data file in it is
+detected and loaded (so a BioASQ folder with a readme.txt loads as BioASQ).
 A malformed record is skipped and reported with file and line; a file that is not what its
 loader expects at all raises :class:`~biorag.errors.InputFormatError` naming the file, the
 expectation and the fix.
@@ -18,9 +23,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from biorag.corpus.loaders._common import FORMATS as _BASE_FORMATS
 from biorag.corpus.loaders._common import (
-    FORMAT_HINT,
-    FORMATS,
     PathLike,
     format_error,
     peek_text,
@@ -30,6 +34,12 @@ from biorag.corpus.loaders._common import (
 from biorag.corpus.loaders.bioasq import load_bioasq
 from biorag.corpus.loaders.jsonl import load_jsonl
 from biorag.corpus.loaders.medrag import load_medrag
+from biorag.corpus.loaders.papers import (
+    PAPER_FORMATS,
+    PaperLoadReport,
+    load_paper_abstracts,
+    load_paper_fulltexts,
+)
 from biorag.corpus.loaders.pubmed_xml import load_pubmed_xml
 from biorag.corpus.loaders.pubmedqa import load_pubmedqa
 from biorag.corpus.loaders.textdir import TEXT_SUFFIXES, load_textdir, text_files
@@ -44,12 +54,16 @@ __all__ = [
     "load_corpus",
     "load_jsonl",
     "load_medrag",
+    "load_paper_abstracts",
+    "load_paper_fulltexts",
     "load_pubmed_xml",
     "load_pubmedqa",
     "load_textdir",
     "normalize_format",
 ]
 
+FORMATS: tuple[str, ...] = (*_BASE_FORMATS, *PAPER_FORMATS)
+FORMAT_HINT = "pass --format with one of: " + ", ".join(FORMATS)
 _ALIASES = {
     "pubmed": "pubmed_xml",
     "xml": "pubmed_xml",
@@ -66,6 +80,8 @@ _SINGLE_FILE_LOADERS: dict[str, Callable[[Path, str | None], LoadReport]] = {
     "pubmed_xml": load_pubmed_xml,
     "pubmedqa": load_pubmedqa,
     "textdir": load_textdir,
+    "paper_abstracts": load_paper_abstracts,
+    "paper_fulltexts": load_paper_fulltexts,
 }
 _EXTENSIONS = {
     "jsonl": (".jsonl", ".ndjson"),
@@ -73,6 +89,8 @@ _EXTENSIONS = {
     "pubmed_xml": (".xml",),
     "pubmedqa": (".json",),
     "bioasq": (".json",),
+    "paper_abstracts": (".jsonl", ".ndjson"),
+    "paper_fulltexts": (".jsonl", ".ndjson"),
 }
 _BIOASQ_HEAD = re.compile(r'\{\s*"questions"\s*:')
 _PUBMEDQA_HEAD = re.compile(r'\{\s*"[^"]*"\s*:\s*\{\s*"(?:QUESTION|CONTEXTS|LABELS)"')
@@ -146,6 +164,14 @@ def detect_format(path: PathLike) -> str:
             kind = _classify_json_value(obj)
             if kind:
                 return kind
+            if "abstract" in obj and not {"text", "contents", "content"} & set(obj):
+                raise format_error(
+                    p,
+                    "a format --format auto can tell",
+                    "its records look like papers ('abstract', no 'text')",
+                    "pass --format paper-abstracts (one document per abstract) or "
+                    "paper-fulltexts (one per Markdown full text)",
+                )
             if suffix in (".jsonl", ".ndjson") or {"text", "contents", "content"} & set(obj):
                 return _classify_record(obj)
             raise format_error(
@@ -183,7 +209,7 @@ def _data_files(folder: Path, fmt: str) -> list[Path]:
 def _load_group(fmt: str, files: list[Path], source: str | None) -> LoadReport:
     if fmt == "bioasq":
         return load_bioasq(files, source)
-    report = LoadReport()
+    report = PaperLoadReport() if fmt in PAPER_FORMATS else LoadReport()
     for f in files:
         report.extend(_SINGLE_FILE_LOADERS[fmt](f, source))
     return report
@@ -196,7 +222,7 @@ def load_corpora(
     (BioASQ files are pooled, so their snippets are de-duplicated across files)."""
     fmt = normalize_format(fmt)
     groups: dict[str, list[Path]] = {}
-    report = LoadReport()
+    report = PaperLoadReport() if fmt in PAPER_FORMATS else LoadReport()
     for path in paths:
         p = Path(path)
         if p.is_dir():

@@ -1,0 +1,73 @@
+"""MultiSearcher.search(..., corpora=[...]): only the named indexes are searched."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from biorag.corpus.models import Document
+from biorag.errors import BioragError
+from biorag.eval.question_runtime import LockedSearcher
+from biorag.retrieve.index import IndexDir
+from biorag.retrieve.search import MultiSearcher, Searcher
+
+TEXTS = {
+    "alpha": ["Statins lower LDL cholesterol.", "Statins reduce myocardial infarction."],
+    "beta": ["Statins and muscle pain.", "LDL cholesterol and statins in the elderly."],
+    "gamma": ["Statins for children with familial hypercholesterolemia."],
+}
+
+
+@pytest.fixture
+def searcher(tmp_path, hash_embedder):
+    for name, texts in TEXTS.items():
+        idx = IndexDir(tmp_path / f"dir-{name}", hash_embedder, name=name)
+        idx.add([Document.create(source_id=f"{name}{i}", text=t) for i, t in enumerate(texts)])
+        idx.close()
+    ms = MultiSearcher([Searcher(tmp_path / f"dir-{n}", hash_embedder) for n in TEXTS])
+    yield ms
+    ms.close()
+
+
+def corpora_of(rows):
+    return [p.corpus for p in rows]
+
+
+def test_default_searches_every_corpus(searcher):
+    assert searcher.names == ["alpha", "beta", "gamma"]
+    rows = searcher.search(["statins LDL"], 2, "bm25")[0]  # positional, as before
+    assert sorted(set(corpora_of(rows))) == ["alpha", "beta", "gamma"]
+    assert searcher.search(["statins LDL"], 2, "bm25", "chunk", corpora=None)[0] == rows
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "dense", "hybrid"])
+@pytest.mark.parametrize("level", ["chunk", "doc"])
+def test_only_the_named_corpora(searcher, retriever, level):
+    rows = searcher.search(["statins LDL"], 2, retriever, level, corpora=["beta"])[0]
+    assert corpora_of(rows) == ["beta", "beta"] and [p.rank for p in rows] == [1, 2]
+    two = searcher.search(["statins LDL"], 2, retriever, level, corpora=["gamma", "alpha"])[0]
+    assert corpora_of(two) == ["gamma", "alpha", "alpha"]  # merged rank by rank, order named
+    again = searcher.search(["statins LDL"], 2, retriever, level, corpora=["beta", "beta"])[0]
+    assert [p.chunk_id for p in again] == [p.chunk_id for p in rows]  # duplicates dropped
+
+
+def test_a_string_names_one_corpus(searcher):
+    rows = searcher.search(["statins"], 3, "bm25", corpora="gamma")[0]  # type: ignore[arg-type]
+    assert corpora_of(rows) == ["gamma"]
+
+
+def test_unknown_or_empty_corpora_are_clear_errors(searcher):
+    with pytest.raises(BioragError) as e:
+        searcher.search(["statins"], 2, "bm25", corpora=["alpha", "delta"])
+    msg = str(e.value)
+    assert "'delta'" in msg and "'alpha', 'beta', 'gamma'" in msg and "--name" in msg
+    with pytest.raises(BioragError, match="corpora is empty"):
+        searcher.search(["statins"], 2, "bm25", corpora=[])
+
+
+def test_locked_searcher_forwards_corpora_and_names(searcher):
+    locked = LockedSearcher(searcher, threading.Lock())
+    assert locked.names == ["alpha", "beta", "gamma"]
+    rows = locked.search(["statins"], 2, "dense", "chunk", corpora=["alpha"])[0]
+    assert corpora_of(rows) == ["alpha", "alpha"]
