@@ -102,3 +102,19 @@ async def test_ungrounded_when_quote_missing_even_if_judge_says_yes(kg, papers, 
 async def test_no_llm_is_a_clear_error(kg, papers):
     with pytest.raises(BioragError, match="needs an LLM"):
         await generate_biocdqa(kg, _papers(papers), None, n_questions=1)
+
+
+async def test_the_dry_run_model_generates_kept_pairs(kg, papers):
+    """The dry-run mock answers both generation prompts in format: quoted, grounded, kept."""
+    from biorag.llm import LLM, MockBackend
+    from biorag.llm.dry_run import dry_run_responder
+
+    llm = LLM(MockBackend(responder=dry_run_responder), max_retries=0, retry_base_delay=0.0)
+    rep = await generate_biocdqa(kg, _papers(papers), llm, n_questions=3, seed=0)
+    assert rep.kept == rep.groups == 3 and rep.dropped_unquoted == 0
+    items = load_dataset("biocdqa", rep.out_path).items
+    texts = {p["pid"]: f"{p['title']} {p['abstract']}" for p in papers}
+    for it in items:
+        assert it.gold_snippets and all(
+            any(s in texts[d] for d in it.gold_docs) for s in it.gold_snippets
+        )

@@ -56,6 +56,23 @@ def _exact_answer(prompt: str) -> str:
     return json.dumps({"answer": names[: 5 if qtype == "factoid" else 3] or ["dry run"]})
 
 
+def _biocdqa_pair(prompt: str) -> str:
+    """A question of the asked type on the first paper, its first sentence quoted verbatim."""
+    m = re.search(r'of type "(\w[\w ]*)"', prompt)
+    qtype = m.group(1) if m else "factual"
+    abstract = re.search(r"^Abstract: (.*)$", prompt, re.M)
+    sents = _sentences(abstract.group(1)) if abstract else []
+    quote = sents[0] if sents else (abstract.group(1).strip() if abstract else "")
+    return json.dumps(
+        {
+            "question": f"What is reported about {_first_words(quote, 8) or 'this'}?",
+            "type": qtype,
+            "ideal_answer": quote or "dry run",
+            "source_sentences": [quote] if quote else [],
+        }
+    )
+
+
 def dry_run_responder(req: ChatRequest) -> str:
     """The answer a well-behaved model would give to ``req``, in format only."""
     prompt = req.last_user_message()
@@ -145,6 +162,12 @@ def dry_run_responder(req: ChatRequest) -> str:
         return '{"answer": "A"}'
     if stage == "rerank":
         return "Yes"
+    if stage == "biocdqa_generate":
+        return _biocdqa_pair(prompt)
+    if stage == "biocdqa_ground":
+        return json.dumps({"grounded": "yes", "reason": "dry run"})
+    if stage == "strata_normalize":
+        return json.dumps({"choice": 0})
     if stage == "judge_score":
         return json.dumps({"score": 3, "reason": "dry run"})
     return _first_words(prompt, 40)
