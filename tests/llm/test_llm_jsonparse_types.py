@@ -95,3 +95,19 @@ def test_chat_request_validates_messages() -> None:
     )
     assert req.last_user_message() == "a"
     assert req.stage == "default" and req.max_tokens is None
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "thinking"),
+    [
+        ("<think>a\nb</think>\n\nYes", "Yes", "a\nb"),
+        ("  <think></think>No", "No", ""),
+        ("<think>cut off while thinking", "", "cut off while thinking"),
+        ("Yes <think>not leading</think>", "Yes <think>not leading</think>", None),
+        ("plain answer", "plain answer", None),
+    ],
+)
+def test_split_reasoning(text: str, answer: str, thinking: str | None) -> None:
+    from biorag.llm.base import split_reasoning
+
+    assert split_reasoning(text) == (answer, thinking)

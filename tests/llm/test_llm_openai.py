@@ -221,3 +221,29 @@ def test_retry_after_header_forms() -> None:
     assert _retry_after("3") == 3.0
     assert _retry_after(None) is None and _retry_after("soon") is None
     assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+
+
+async def test_a_reasoning_models_thinking_is_kept_apart_from_the_answer(
+    fake_openai: FakeOpenAI, openai_llm: Callable[..., LLM]
+) -> None:
+    from tests.llm.conftest import completion
+
+    def think(body: dict[str, Any]) -> Any:
+        text = '<think>\nThe passages say B, not A.\n</think>\n\n{"answer": "B"}'
+        return (200, {}, completion(text, body), 0.0)
+
+    def server_parsed(body: dict[str, Any]) -> Any:
+        payload = completion("No.", body)
+        payload["choices"][0]["message"]["reasoning_content"] = "Thinking it over."
+        return (200, {}, payload, 0.0)
+
+    fake_openai.script.extend([think, server_parsed])
+    llm = openai_llm(cache=True)
+    r = await llm.chat(req(json_schema=SCHEMA, stage="final"))
+    assert r.text == '{"answer": "B"}' and r.parsed == {"answer": "B"}
+    assert r.reasoning == "The passages say B, not A."
+    again = await llm.chat(req(json_schema=SCHEMA, stage="final"))  # from the cache
+    assert again.cache_hit and again.text == r.text and again.reasoning == r.reasoning
+    plain = await llm.chat(req("Is it safe?"))
+    assert plain.text == "No." and plain.reasoning == "Thinking it over."
+    await llm.aclose()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
@@ -39,8 +40,28 @@ class RetryableLLMError(LLMError):
         self.retry_after = retry_after
 
 
+_THINK = re.compile(r"\A\s*<think>(.*?)(?:</think>|\Z)", re.S)
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``(answer, thinking)``: a leading ``<think>...</think>`` block (DeepSeek-R1, QwQ and
+    other reasoning models served without a reasoning parser) taken out of ``text``; an
+    unclosed block (the output was cut off while thinking) leaves no answer. ``thinking`` is
+    None when there is no such block."""
+    m = _THINK.match(text)
+    if m is None:
+        return text, None
+    return text[m.end() :].lstrip(), m.group(1).strip()
+
+
 def attach_parsed(req: ChatRequest, resp: ChatResponse) -> ChatResponse:
-    """Fill ``parsed`` / ``parse_error`` when the request asked for JSON."""
+    """Finish a response: move a leading ``<think>`` block to ``reasoning`` (so no stage reads
+    a model's thinking as its answer), then fill ``parsed`` / ``parse_error`` when the request
+    asked for JSON."""
+    answer, thinking = split_reasoning(resp.text)
+    if thinking is not None:
+        resp.text = answer
+        resp.reasoning = "\n\n".join(t for t in (resp.reasoning, thinking) if t)
     if req.json_schema is None:
         return resp
     value, error = parse_json_lenient(resp.text, req.json_schema)

@@ -34,7 +34,15 @@ CREATE TABLE IF NOT EXISTS llm_cache (
 """
 
 # Fields of a response that are stored; parsed/parse_error are recomputed on a hit.
-_STORED = ("text", "prompt_tokens", "completion_tokens", "logprobs", "model", "finish_reason")
+_STORED = (
+    "text",
+    "prompt_tokens",
+    "completion_tokens",
+    "logprobs",
+    "model",
+    "finish_reason",
+    "reasoning",
+)
 
 
 def cache_key(backend: str, model: str, req: ChatRequest) -> str:

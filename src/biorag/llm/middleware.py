@@ -73,6 +73,7 @@ class CacheMiddleware(_Wrapper):
                 model=hit.get("model", self.model),
                 backend=self.name,
                 finish_reason=hit.get("finish_reason"),
+                reasoning=hit.get("reasoning"),
             )
             attach_parsed(req, resp)
             self.accounting.record_cache_hit(req.stage, parse_failed=resp.parse_error is not None)

@@ -212,8 +212,11 @@ class OpenAIBackend:
                 f"{self._where()} sent an unreadable chat completion: {r.text[:200]!r}"
             ) from None
         usage = data.get("usage") or {}
+        message = choice.get("message") or {}
+        thinking = message.get("reasoning_content") or message.get("reasoning")
         resp = ChatResponse(
-            text=(choice.get("message") or {}).get("content") or "",
+            text=message.get("content") or "",
+            reasoning=thinking if isinstance(thinking, str) and thinking.strip() else None,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             latency_s=latency,

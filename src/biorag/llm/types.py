@@ -79,6 +79,11 @@ class ChatResponse(BaseModel):
     model: str = ""
     backend: str = ""
     finish_reason: str | None = None
+    reasoning: str | None = Field(
+        default=None,
+        description="a reasoning model's thinking, kept apart from ``text``: the server's "
+        "``reasoning_content``, or a leading <think>...</think> block taken out of the text",
+    )
 
 
 def _norm(token: str) -> str:
