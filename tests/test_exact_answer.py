@@ -106,6 +106,12 @@ def test_parse_exact_edge_cases():
     many = [f"gene{i}" for i in range(150)]
     assert len(parse_exact("list", {"answer": many}, "")[0]) == 100
     assert clean_items(["(1) x", "a) y", '"z"', None, {"k": 1}, "w" * 300], 10) == ["x", "y", "z"]
+    # an abbreviated genus is no list marker
+    assert clean_items(["e. coli", "S. aureus", "b) K. pneumoniae"], 10) == [
+        "e. coli",
+        "S. aureus",
+        "K. pneumoniae",
+    ]
     with pytest.raises(ValueError):
         parse_exact("summary", None, "text")
 

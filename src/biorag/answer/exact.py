@@ -48,7 +48,8 @@ EXACT_TYPES = ("yesno", "factoid", "list")
 MAX_FACTOID = 5
 MAX_LIST = 100
 MAX_ITEM_CHARS = 200
-_BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013]+|\(?\d{1,3}[.):]|\(?[a-z][.)])\s+")
+# list markers: "-", "*", "1.", "2)", "(3)", "a)", "(b)"; not "e." (E. coli, S. aureus)
+_BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013]+|\(?\d{1,3}[.):]|\(?[a-z]\))\s+")
 _EDGE = re.compile(r"^[\s\"'`]+|[\s\"'`.,;:]+$")
 _YESNO_WORD = re.compile(r"^\W*(yes|no)\b", re.I)
 _ANSWER_KEYS = ("answer", "answers", "exact_answer", "candidates", "items", "entities")

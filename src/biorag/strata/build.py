@@ -24,7 +24,6 @@ back to the floor for that paper (counted in the report).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -56,6 +55,7 @@ from biorag.strata.extract import (
 )
 from biorag.strata.normalize import Normalizer
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
+from biorag.util.files import write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def build_strata(
         if backend == "sqlite"
         else f"the entity relations are Entity/RELATION in the Neo4j database at {location}"
     )
-    (out / REPORT_NAME).write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    write_json_atomic(out / REPORT_NAME, asdict(report))
     return report
 
 
