@@ -129,3 +129,31 @@ def test_build_llm_failure_falls_back(tmp_path, vocab, emb, papers, mock_llm):
     llm = mock_llm([{"error": "fatal"}])
     rep = build_strata(papers[:1], llm, emb, vocab, tmp_path / "kg")
     assert rep.llm_fallbacks == 1 and rep.triplets >= 1
+
+
+def test_drug_drug_synergy_and_antagonism(tmp_path, vocab, emb):
+    from biorag.strata.queries import drug_interactions
+
+    def rel(text):
+        return {(t.subject, t.relation, t.object) for t in extract_triplets_rules(text, vocab)}
+
+    syn = "Metformin acted synergistically with Herceptin in resistant cells."
+    assert ("Metformin", "synergizes_with", "Herceptin") in rel(syn)
+    anta = "Trastuzumab antagonizes Metformin uptake in vitro."
+    assert ("Trastuzumab", "antagonizes", "Metformin") in rel(anta)
+    # negated, or "antagonist" (a receptor antagonist is no drug-drug antagonism): none
+    assert not {r for r in rel("Metformin showed no synergy with Trastuzumab.") if "syn" in r[1]}
+    given = "Metformin, an AMPK antagonist, and Trastuzumab were given."
+    assert not {r for r in rel(given) if r[1] == "antagonizes"}
+
+    papers = [
+        {"pid": "S1", "title": "Synergy", "abstract": syn},
+        {"pid": "S2", "title": "Antagonism", "abstract": anta},
+    ]
+    build_strata(papers, None, emb, vocab, tmp_path / "kg")
+    with open_typed_store(tmp_path / "kg") as store:
+        rows = drug_interactions(store, "Glucophage")  # a synonym of Metformin
+    assert [(r["drug"], r["relation"], r["other"], r["direction"], r["papers"]) for r in rows] == [
+        ("Metformin", "ANTAGONIZES", "Trastuzumab", "in", ["S2"]),
+        ("Metformin", "SYNERGIZES_WITH", "Trastuzumab", "out", ["S1"]),
+    ]

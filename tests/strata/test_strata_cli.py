@@ -57,6 +57,8 @@ def test_queries(built):
     assert r.exit_code == 0 and "methods:" in r.stdout
     r = runner.invoke(app, ["query", "drugs-for", "Type 2 Diabetes", "--strata", str(out)])
     assert r.exit_code == 0 and "Metformin" in r.stdout
+    r = runner.invoke(app, ["query", "drug-drug", "Metformin", "--strata", str(out)])
+    assert r.exit_code == 0 and "no results for drug-drug 'Metformin'" in r.stdout
 
 
 def test_pubmedqa_input(tmp_path, emb, monkeypatch):

@@ -23,7 +23,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-QUERIES = ("drugs-for", "gene-disease", "papers-in", "methods-of")
+QUERIES = ("drugs-for", "gene-disease", "drug-drug", "papers-in", "methods-of")
 BACKENDS = ("sqlite", "neo4j")
 
 BACKEND = typer.Option("sqlite", "--backend", help="sqlite (DIR/kg.sqlite) | neo4j (a server)")
@@ -248,7 +248,7 @@ def stats(
 @handle_errors
 def query(
     kind: str = typer.Argument(..., help=" | ".join(QUERIES)),
-    name: str = typer.Argument(..., help="disease, gene or domain name"),
+    name: str = typer.Argument(..., help="disease, gene, drug or domain name"),
     strata: Path = typer.Option(None, "--strata", help="BioStrataKG directory (sqlite)"),
     backend: str = BACKEND,
     neo4j_uri: str = NEO4J_URI,
@@ -257,7 +257,8 @@ def query(
     neo4j_password_env: str = NEO4J_PASSWORD_ENV,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """drugs-for DISEASE, gene-disease GENE, papers-in DOMAIN, methods-of DOMAIN."""
+    """drugs-for DISEASE, gene-disease GENE, drug-drug DRUG (synergy, antagonism, interaction),
+    papers-in DOMAIN, methods-of DOMAIN."""
     from biorag.strata import queries as q
 
     kind = kind.strip().lower()
@@ -269,6 +270,8 @@ def query(
             result: Any = q.drugs_for_disease(store, name)
         elif kind == "gene-disease":
             result = q.gene_disease_chains(store, name)
+        elif kind == "drug-drug":
+            result = q.drug_interactions(store, name)
         elif kind == "papers-in":
             result = q.papers_by_domain(store, name)
         else:
@@ -287,6 +290,9 @@ def query(
             typer.echo(f"{r['drug']} {r['relation']} (papers: {', '.join(r['papers'])})")
         elif kind == "gene-disease":
             typer.echo(f"{' -> '.join(r['path'])} (papers: {', '.join(r['papers'])})")
+        elif kind == "drug-drug":
+            a, b = (r["drug"], r["other"]) if r["direction"] == "out" else (r["other"], r["drug"])
+            typer.echo(f"{a} {r['relation']} {b} (papers: {', '.join(r['papers'])})")
         else:
             typer.echo(f"{r['pid']} ({r['year'] or '-'}) {r['title']}")
 

@@ -46,7 +46,17 @@ __all__ = [
 RELATIONS = (
     "treats", "causes", "associated_with", "interacts_with", "inhibits", "activates",
     "biomarker_of", "targets", "expressed_in", "encodes", "prevents",
+    "synergizes_with", "antagonizes",
 )  # fmt: skip
+# Drug-drug interaction words: a sentence naming two drugs and one of these (not negated) gives
+# the floor a drug-drug triplet. "antagonist" (a receptor antagonist) is not one of them.
+_DRUG_PAIR = (
+    (re.compile(r"\bsynerg\w*", re.I), "synergizes_with"),
+    (
+        re.compile(r"\bantagoni(?:sm|stic|stically|ze[sd]?|zing|se[sd]?|sing)\b", re.I),
+        "antagonizes",
+    ),
+)
 
 TRIPLET_PROMPT = PromptTemplate.load("biorag.strata.prompts", "strata_triplets")
 TRIPLET_SCHEMA = {
@@ -63,6 +73,7 @@ TRIPLET_SCHEMA = {
 
 _REL_KEYWORDS = (
     ("inhibit", "inhibits"), ("suppress", "inhibits"), ("block", "inhibits"),
+    ("synerg", "synergizes_with"), ("antagoniz", "antagonizes"), ("antagonis", "antagonizes"),
     ("activat", "activates"), ("upregulat", "activates"), ("induc", "causes"),
     ("caus", "causes"), ("treat", "treats"), ("prevent", "prevents"), ("target", "targets"),
     ("bind", "interacts_with"), ("interact", "interacts_with"), ("marker", "biomarker_of"),
@@ -80,6 +91,16 @@ class EntityTriplet:
     object: str
     object_type: str
     source: str = "llm"  # llm | pattern
+
+
+def _drug_pair(sent: str, mentions: list[tuple[str, str, int, int]]) -> list[EntityTriplet]:
+    drugs = list({m[0].lower(): m[0] for m in mentions if m[1] == "Drug"}.values())
+    if len(drugs) < 2 or _NEGATION.search(sent):
+        return []
+    for pattern, relation in _DRUG_PAIR:
+        if pattern.search(sent):
+            return [EntityTriplet(drugs[0], "Drug", relation, drugs[1], "Drug", "pattern")]
+    return []
 
 
 def map_relation(predicate: str) -> str:
@@ -179,13 +200,16 @@ def _mention_in(phrase: str, mentions: list[tuple[str, str, int, int]]):
 def extract_triplets_rules(
     abstract: str, vocab: Vocabulary, matcher: MentionMatcher | None = None
 ) -> list[EntityTriplet]:
-    """The no-LLM floor: pattern triples between two dictionary-matched typed entities."""
+    """The no-LLM floor: pattern triples between two dictionary-matched typed entities, and a
+    drug-drug ``synergizes_with`` / ``antagonizes`` triplet for a sentence that names two drugs
+    and a synergy/antagonism word without a negation."""
     matcher = matcher or MentionMatcher(vocab)
     out: list[EntityTriplet] = []
     for sent in sentence_texts(abstract):
         mentions = matcher.find(sent)
         if len({m[0].lower() for m in mentions}) < 2:
             continue
+        out.extend(_drug_pair(sent, mentions))
         t = pattern_triple(sent)
         if t is None or _NEGATION.search(t.predicate):
             continue

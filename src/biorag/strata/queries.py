@@ -14,6 +14,7 @@ from biorag.kg.typed_store import NodeId, TypedGraphStore
 from biorag.strata.build import DOC_EDGE_TYPES
 
 DRUG_RELATIONS = ("TREATS", "PREVENTS")
+INTERACTION_RELATIONS = ("SYNERGIZES_WITH", "ANTAGONIZES", "INTERACTS_WITH")
 CHAIN_MIDDLE = ("Gene", "Protein")
 
 
@@ -34,6 +35,31 @@ def drugs_for_disease(
                     found[(src["name"], rel)].add(e["source_pid"])
     rows = [{"drug": d, "relation": r, "papers": sorted(p)} for (d, r), p in found.items()]
     return sorted(rows, key=lambda r: (-len(r["papers"]), r["drug"]))
+
+
+def drug_interactions(
+    store: TypedGraphStore, drug: str, relations: tuple[str, ...] = INTERACTION_RELATIONS
+) -> list[dict[str, Any]]:
+    """Drugs that synergize with, antagonize or interact with ``drug``, either direction:
+    ``[{drug, relation, other, direction ("out": drug -> other, "in": other -> drug), papers}]``.
+    """
+    found: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for did in _ids(store, "Drug", drug):
+        for rel in relations:
+            for direction, edges, end in (
+                ("out", store.edges(src=did, type_=rel), "dst"),
+                ("in", store.edges(dst=did, type_=rel), "src"),
+            ):
+                for e in edges:
+                    other = store.node(e[end])
+                    if other.get("type") == "Drug" and other["id"] != did:
+                        found[(other["name"], rel, direction)].add(e["source_pid"])
+    name = (store.find_nodes("Drug", drug) or [{"name": drug}])[0]["name"]
+    rows = [
+        {"drug": name, "relation": r, "other": o, "direction": d, "papers": sorted(p)}
+        for (o, r, d), p in found.items()
+    ]
+    return sorted(rows, key=lambda r: (-len(r["papers"]), r["relation"], r["other"]))
 
 
 def _entity_out(store: TypedGraphStore, nid: NodeId) -> list[tuple[dict[str, Any], str, str]]:
