@@ -77,6 +77,8 @@ class BioRAG:
             searcher.close()
 
     def close(self) -> None:
+        """Close the searcher and the second models methods built (IP-RAR's reasoning model:
+        one per distinct ``reasoning_model``, shared by every :meth:`ask`)."""
         self.runtime.close()
 
     def __enter__(self) -> BioRAG:

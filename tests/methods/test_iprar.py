@@ -139,7 +139,8 @@ def test_support_scores_choose_final_chunks(tmp_path, hash_embedder, many):
     assert ans.sentences[0].chunk_ids == [sel[0]] and ans.sentences[1].chunk_ids == [sel[2]]
     for st in ("iprar_prereason", "iprar_answer", "iprar_support", "iprar_final"):
         assert stage_calls(backend, st) == 1
-    # none >= 50: the best 3 (here all 3, missing ids score 0)
+    # none >= 50: the best 3 of the 4 selected: id 2 (40), then ids 1 and 3 (missing ids
+    # score 0; ties keep rank order, so id 4 is dropped), i.e. the first 3 in rank order
     low = {"scores": [{"id": "2", "score": 40}]}
     rt2, _ = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 4 + ["No"] * 4, low))
     d2 = IPRAR(rt2).answer_sync(q).details
@@ -153,9 +154,10 @@ def test_no_llm_over_an_index(tmp_path, hash_embedder):
     d = ans.details
     assert not ans.llm_used and "no-LLM floor" in ans.notes[0]
     assert ans.answer in QUESTION.options and ans.evidence
+    # Section 4.3.1: dense lists at both levels, keyword matching at the full-text level only.
     assert set(d["lists"]) == {
-        f"{g}@{lv}" for g in ("question", "virtual", "keyword") for lv in ("abstract", "fulltext")
-    }
+        f"{g}@{lv}" for g in ("question", "virtual") for lv in ("abstract", "fulltext")
+    } | {"keyword@fulltext"}
     assert all(len(rows) <= 3 for rows in d["lists"].values())
     abstract = d["lists"]["question@abstract"]
     assert len({r["doc_id"] for r in abstract}) == len(abstract)

@@ -41,12 +41,21 @@ def run_question(
     qa = build_method(method, rt, method_options)
     if qa.needs_index and not rt.index_paths:
         raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
-    answer = asyncio.run(qa.answer(Question(text=question, options=options or {})))
+    answer = asyncio.run(_answer_and_close(rt, qa, Question(text=question, options=options or {})))
     out = answer.model_dump()
     out.update(out.pop("details"))
     if graph_html or graphml:
         export_graph(qa, graph_html, graphml)
     return out, rt.accounting()
+
+
+async def _answer_and_close(rt: Runtime, qa: Any, question: Any) -> Any:
+    """``qa``'s answer; the LLM variants it built (IP-RAR's reasoning model) are closed on the
+    same event loop, which owns their HTTP clients."""
+    try:
+        return await qa.answer(question)
+    finally:
+        await rt.aclose_llm_variants()
 
 
 def export_graph(qa: Any, graph_html: Path | None, graphml: Path | None) -> None:

@@ -1,11 +1,12 @@
 """Shared components for the evaluation runner, and one runtime per (method, question).
 
-:class:`SharedLLM` holds one LLM backend (behind one concurrency limit) and one cache; each
-(method, question) gets its own client over it, with its own
-:class:`~biorag.llm.accounting.Accounting`, so every prediction record carries that question's
-calls and tokens per stage even though questions are answered concurrently.
+:class:`~biorag.llm.shared.SharedLLM` (re-exported here) holds one LLM backend (behind one
+concurrency limit) and one cache; each (method, question) gets its own client over it, with its
+own :class:`~biorag.llm.accounting.Accounting`, so every prediction record carries that
+question's calls and tokens per stage even though questions are answered concurrently.
 :class:`QuestionRuntime` gives that client to a method and shares everything heavy (embedder,
-searcher, reranker) of a base :class:`~biorag.methods.base.Runtime`, built once under a lock.
+searcher, reranker, the LLM variants of :meth:`~biorag.methods.base.Runtime.llm_variant`) of a
+base :class:`~biorag.methods.base.Runtime`, built once under a lock.
 """
 
 from __future__ import annotations
@@ -14,54 +15,10 @@ import threading
 from functools import cached_property
 from typing import Any
 
-from biorag.config import Settings
+from biorag.llm.shared import SharedLLM
 from biorag.methods.base import Runtime
 
-
-class SharedLLM:
-    """One backend (behind one concurrency limit) and one cache for all per-question clients."""
-
-    def __init__(self, settings: Settings, backend: Any | None) -> None:
-        from biorag.llm.factory import make_backend
-
-        self.cfg = settings.llm
-        self.backend = backend if backend is not None else make_backend(settings)
-        self.limited: Any = None
-        self.cache: Any = None
-        if self.backend is not None:
-            from biorag.llm.cache import SQLiteCache
-            from biorag.llm.middleware import ConcurrencyLimit
-
-            self.limited = ConcurrencyLimit(self.backend, self.cfg.concurrency)
-            if self.cfg.cache:
-                self.cache = SQLiteCache(settings.llm_cache_path())
-
-    @property
-    def model(self) -> str | None:
-        return getattr(self.backend, "model", None) if self.backend is not None else None
-
-    def client(self, accounting: Any) -> Any | None:
-        """A client of its own (own accounting) over the shared backend; None without an LLM."""
-        if self.limited is None:
-            return None
-        from biorag.llm.factory import LLM
-
-        return LLM(
-            self.limited,
-            accounting=accounting,
-            cache=self.cache,
-            max_retries=self.cfg.max_retries,
-            concurrency=self.cfg.concurrency,
-            max_tokens=self.cfg.max_tokens,
-            temperature=self.cfg.temperature,
-        )
-
-    async def aclose(self) -> None:
-        closer = getattr(self.backend, "aclose", None)
-        if closer is not None:
-            await closer()
-        if self.cache is not None:
-            self.cache.close()
+__all__ = ["LockedSearcher", "QuestionRuntime", "SharedLLM"]
 
 
 class LockedSearcher:
@@ -114,6 +71,20 @@ class QuestionRuntime(Runtime):
 
             return build_reranker(self.settings.rerank, self.embedder, self._llm)
         return self._shared("reranker")
+
+    def llm_variant(self, overrides: dict[str, Any]) -> Any | None:
+        """The base runtime's shared variant (built once, under the build lock), as a client
+        whose calls count in this question's accounting."""
+        with self._locks["build"]:
+            shared = self._base.shared_llm_variant(overrides)
+        return shared.client(self._variant_accounting())
+
+    def _variant_accounting(self) -> Any:
+        if self._llm is not None:
+            return self._llm.accounting
+        from biorag.llm.accounting import Accounting
+
+        return Accounting()
 
     def accounting(self) -> dict[str, Any]:
         return self._llm.accounting.report() if self._llm is not None else {}

@@ -10,7 +10,8 @@ uninterrupted run.
 Every (method, question) gets its own LLM client over one shared backend, with its own
 :class:`~biorag.llm.accounting.Accounting`, so each record carries that question's calls and
 tokens per stage even though questions are answered concurrently. The heavy components
-(embedder, searcher, reranker, LLM cache) are built once and shared.
+(embedder, searcher, reranker, LLM cache, and second models such as IP-RAR's reasoning model:
+:meth:`~biorag.methods.base.Runtime.llm_variant`) are built once, shared, and closed at the end.
 
 The parts live beside this module: :mod:`biorag.eval.question_runtime` (the shared components
 and the per-question runtime), :mod:`biorag.eval.run_config` (``run.json`` and the check on
@@ -34,7 +35,7 @@ from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import JudgeModel, judge_answers, judged_blocks, open_judge, read_judgments
-from biorag.eval.question_runtime import QuestionRuntime, SharedLLM
+from biorag.eval.question_runtime import QuestionRuntime
 from biorag.eval.records import (
     JUDGMENTS_FILE,
     METRICS_FILE,
@@ -46,6 +47,7 @@ from biorag.eval.records import (
 from biorag.eval.run_config import check_or_write_run_config, run_config
 from biorag.eval.run_config import config_differences as config_differences
 from biorag.eval.run_metrics import is_multiple_choice, run_metrics
+from biorag.llm.shared import SharedLLM
 from biorag.methods.base import Runtime
 from biorag.util.files import write_json_atomic
 
@@ -285,6 +287,7 @@ async def arun_eval(
         if judge_model is not None:
             await judge_model.aclose()
         await shared.aclose()
+        await base.aclose_llm_variants()  # e.g. IP-RAR's reasoning model, built once per run
         if runtime is None:
             base.close()
 

@@ -5,10 +5,12 @@ Section 4.3 of the IP-RAR paper. Steps:
 1. pre-retrieval reasoning (one call, ``iprar_prereason``): keywords, their synonyms and a
    virtual (hypothetical) answer. No LLM: the question's content words and bigrams (stop words
    removed), no synonyms, and question + options as the virtual answer;
-2. multi-level x multi-granularity retrieval: at the abstract level and the full-text level,
-   the top ``k`` by dense similarity to the question, to the virtual answer, and by BM25 over
-   keywords + synonyms. Lists are named ``<granularity>@<level>``. The levels come from one of
-   two sources, recorded in ``details["levels"]``:
+2. multi-level x multi-granularity retrieval (section 4.3.1): at the abstract level and the
+   full-text level, the top ``k`` by dense similarity to the question and to the virtual
+   answer; at the levels of ``keyword_levels`` (default the full-text level only, as in the
+   paper; ``["abstract", "fulltext"]`` adds an abstract-level keyword list), the top ``k`` by
+   BM25 over keywords + synonyms. Lists are named ``<granularity>@<level>`` (five by default).
+   The levels come from one of two sources, recorded in ``details["levels"]``:
 
    * split corpora (the paper): ``abstract_corpus`` and ``fulltext_corpus`` name two of the
      ``--index`` corpora (manifest names, ``biorag index build --name``; e.g. built from one
@@ -37,10 +39,17 @@ Section 4.3 of the IP-RAR paper. Steps:
    reasoning model: the project reader for multiple-choice questions (stages
    ``answer``/``answer_extract``), else ``iprar_final``. No LLM: relevant = cosine to the
    question >= ``relevance_threshold``, support = cosine x 100, and the floor answers over the
-   chosen chunks;
+   chosen chunks. The reasoning model is ``[llm]`` updated with ``reasoning_model`` (a dict of
+   ``[llm]`` keys; else the main model), built once per runtime
+   (:meth:`~biorag.methods.base.Runtime.llm_variant`: one backend for a whole evaluation run),
+   its calls counted in the question's accounting;
 5. the BioASQ exact answer (``exact_answer``; factoid, list and option-less yes/no questions):
-   the reasoning model (stage ``exact_answer``) or the no-LLM floor over the final chunks and
-   the final answer, in ``Answer.exact`` and ``details["exact_answer"]``.
+   the main model (stage ``exact_answer``; the floor when that call fails) or the no-LLM floor
+   over the final chunks and the final answer, in ``Answer.exact`` and
+   ``details["exact_answer"]``.
+
+Options (:data:`DEFAULTS`) are checked at construction (:func:`check_options`): a wrong type or
+value, or an unknown ``reasoning_model`` key, is a one-line :class:`BioragError`.
 
 Table 5 ablations: "w/o integrated retrieval" = ``use_keywords=False, use_virtual_answer=False,
 use_abstract_level=False, use_aggregator=False, k=50``; "w/o progressive generation" =
@@ -52,12 +61,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import re
 from typing import Any
 
 import numpy as np
 
 from biorag.errors import BioragError
+from biorag.llm.shared import variant_settings
 from biorag.methods.base import Answer, QAMethod, Question, Runtime, given_passages
 from biorag.methods.context import merge_options
 from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
@@ -84,6 +95,7 @@ DEFAULTS: dict[str, Any] = {
     "relevance_batch": 1,
     "reasoning_model": None,
     "exact_answer": True,
+    "keyword_levels": ["fulltext"],
     "abstract_corpus": None,
     "fulltext_corpus": None,
 }
@@ -92,6 +104,46 @@ LEVELS = {"abstract": "doc", "fulltext": "chunk"}
 _PROXY = {"abstract": "doc-level proxy", "fulltext": "chunk-level proxy"}
 _GIVEN = {"abstract": "given passages (doc level)", "fulltext": "given passages (chunk level)"}
 _WORD = re.compile(r"[A-Za-z0-9][\w\-]*")
+_POSITIVE_INTS = ("k", "relevant_target", "support_fallback", "relevance_batch")
+_NUMBERS = ("support_min", "relevance_threshold")
+_BOOLS = tuple(name for name, value in DEFAULTS.items() if isinstance(value, bool))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_options(o: dict[str, Any]) -> None:
+    """Raise :class:`BioragError` naming the first option of ``o`` (merged with
+    :data:`DEFAULTS`) whose type or value is wrong, and what it allows. The corpora are checked
+    by :func:`_level_corpora`, ``reasoning_model``'s keys and values by
+    :func:`~biorag.llm.shared.variant_settings`."""
+    for name in _BOOLS:
+        if not isinstance(o[name], bool):
+            raise BioragError(f"iprar {name} must be true or false, got {o[name]!r}")
+    for name in _POSITIVE_INTS:
+        v = o[name]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise BioragError(f"iprar {name} must be a positive integer, got {v!r}")
+    for name in _NUMBERS:
+        if not _is_number(o[name]):
+            raise BioragError(f"iprar {name} must be a number, got {o[name]!r}")
+    w = o["weights"]
+    if not isinstance(w, list | tuple) or len(w) != 3 or not all(_is_number(x) for x in w):
+        raise BioragError(
+            "iprar weights must be 3 numbers (similarity, retrieval methods, same document; "
+            f"default {list(DEFAULT_WEIGHTS)}), got {w!r}"
+        )
+    kl = o["keyword_levels"]
+    if (
+        not isinstance(kl, list | tuple)
+        or not all(isinstance(x, str) and x in LEVELS for x in kl)
+        or len(set(kl)) != len(kl)
+    ):
+        raise BioragError(
+            f"iprar keyword_levels must be a list of distinct levels among {list(LEVELS)} "
+            f'(default ["fulltext"], the paper), got {kl!r}'
+        )
 
 
 def plain_keywords(question: str) -> list[str]:
@@ -163,13 +215,14 @@ class IPRAR(ProgressiveGeneration, QAMethod):
 
     def __init__(self, runtime: Runtime, **options: Any):
         merged = merge_options(self.name, options, DEFAULTS)
+        check_options(merged)
         if not (merged["use_abstract_level"] or merged["use_fulltext_level"]):
             raise BioragError("iprar needs use_abstract_level or use_fulltext_level")
-        if len(merged["weights"]) != 3 or int(merged["relevant_target"]) < 1:
-            raise BioragError("iprar weights must be 3 numbers and relevant_target >= 1")
-        if int(merged["relevance_batch"]) < 1:
-            raise BioragError("iprar relevance_batch must be at least 1")
         self.corpora = _level_corpora(merged["abstract_corpus"], merged["fulltext_corpus"])
+        if (over := merged["reasoning_model"]) is not None:
+            variant_settings(runtime.settings, over, "iprar reasoning_model")
+            if over.get("backend") == "none":
+                raise BioragError('iprar reasoning_model cannot set backend "none"')
         super().__init__(runtime, **merged)
         self._reasoning: Any = None
         self._corpora_checked = False
@@ -199,16 +252,14 @@ class IPRAR(ProgressiveGeneration, QAMethod):
 
     # -- components --------------------------------------------------------------------------
     def reasoning_llm(self) -> Any:
-        """The final-answer model: ``reasoning_model`` overrides of [llm], else the main LLM."""
+        """The final-answer model: the runtime's shared variant of [llm] with the
+        ``reasoning_model`` overrides (built once per runtime, its calls in this question's
+        accounting), else the main LLM."""
         over = self.options["reasoning_model"]
         if not over or self.rt.llm is None:
             return self.rt.llm
         if self._reasoning is None:
-            from biorag.llm import build_llm
-
-            s = self.rt.settings
-            settings = s.model_copy(update={"llm": s.llm.model_copy(update=dict(over))})
-            self._reasoning = build_llm(settings, accounting=self.rt.llm.accounting)
+            self._reasoning = self.rt.llm_variant(over)
         return self._reasoning
 
     # -- 1. pre-retrieval reasoning ----------------------------------------------------------
@@ -272,6 +323,8 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         passages: dict[str, Any] = {}
         for gran, (text, retr) in queries.items():
             for lv in levels:
+                if gran == "keyword" and lv not in o["keyword_levels"]:
+                    continue
                 found = await asyncio.to_thread(search, text, retr, lv)
                 sims = [p.score for p in found]
                 if retr == "bm25":  # similarity for the aggregator: cosine to the question

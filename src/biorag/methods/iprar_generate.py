@@ -10,7 +10,8 @@ ranking it runs:
    per chunk (``iprar_relevance``); ``relevance_batch = N > 1`` asks about N chunks at a time in
    one call (``iprar_relevance_batch``, JSON verdicts per numbered passage), still in ranked
    order, taking a batch's relevant chunks in rank order up to the target and stopping there. A
-   passage the model gives no verdict for is not relevant (its row says ``"missing": true``).
+   passage the model gives no verdict for is not relevant (its row says ``"missing": true``;
+   when a reply gives no verdict at all, every row of its batch also holds ``parse_error``).
    In every mode: fewer relevant when the ranking ends, the top ``relevant_target`` when none is.
    No LLM: relevant = cosine to the question >= ``relevance_threshold``;
 2. a draft answer from the relevant chunks (``iprar_answer``), support scores 0-100 per chunk
@@ -21,17 +22,20 @@ ranking it runs:
 4. the exact answer (``exact_answer`` option) for factoid, list and option-less yes/no questions
    (:mod:`biorag.answer.exact`): the main model (not the reasoning one: the paper refines the
    reasoning model's ideal answer into the type's format with DeepSeek-V3) over the final
-   chunks and the final answer text, or the no-LLM floor.
+   chunks and the final answer text, or the no-LLM floor (also when the model's call fails:
+   ``details["exact_answer"]["error"]`` and a note say so, and the answer is kept).
    ``Answer.exact`` and ``details["exact_answer"]`` hold it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
 import numpy as np
 
+from biorag.errors import LLMError
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
@@ -41,6 +45,7 @@ from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
 PROMPTS = "biorag.methods.iprar_prompts"
 EXACT_NOTE = "exact answer: no-LLM floor (pattern candidates ranked by sentence similarity)"
 _YES_NO = re.compile(r"\b(yes|no)\b", re.I)
+_VERDICT_WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
 _CITE = re.compile(r"\[(\d+)\]")
 
 
@@ -50,18 +55,41 @@ def numbered(texts: list[str]) -> str:
 
 
 def _verdict(value: Any) -> bool | None:
-    """A relevance verdict (true/false, "yes"/"no") as a bool; None when it is neither."""
+    """A relevance verdict as a bool: true/false, 1/0, or a text naming yes/no/true/false
+    ("Yes.", "true", "1"); None when it is none of these."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, int | float):
+        return bool(value) if value in (0, 1) else None
     if isinstance(value, str):
-        m = _YES_NO.search(value)
-        return m.group(1).lower() == "yes" if m else None
+        if value.strip() in ("0", "1"):
+            return value.strip() == "1"
+        m = _VERDICT_WORD.search(value)
+        return m.group(1).lower() in ("yes", "true") if m else None
+    return None
+
+
+def _passage_number(value: Any) -> int | None:
+    """A passage number from an id: 3, 3.0, "3", "[3]", "3.0"; None when it is none."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip().strip("[]() "))
+        except ValueError:
+            return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return None
 
 
 def batch_verdicts(parsed: Any, text: str) -> dict[int, bool]:
     """Passage number -> relevant, from ``{"verdicts": [{"id", "relevant"}]}`` (or, leniently,
-    a bare list of such rows or an ``{"1": "yes", ...}`` map). Unusable rows are skipped."""
+    a bare list of such rows or an ``{"1": "yes", ...}`` map). Ids may be numbers, numeric
+    strings or ``"[3]"``; verdicts booleans, 1/0 or yes/no/true/false strings. Unusable rows
+    are skipped; the first verdict for a passage wins."""
     value = parsed
     if not isinstance(value, dict | list):
         value, _err = parse_json_lenient(text)
@@ -72,12 +100,8 @@ def batch_verdicts(parsed: Any, text: str) -> dict[int, bool]:
     for r in rows if isinstance(rows, list) else []:
         if not isinstance(r, dict):
             continue
-        ok = _verdict(r.get("relevant"))
-        try:
-            n = int(str(r.get("id")).strip("[] "))
-        except ValueError:
-            continue
-        if ok is not None:
+        ok, n = _verdict(r.get("relevant")), _passage_number(r.get("id"))
+        if ok is not None and n is not None:
             out.setdefault(n, ok)
     return out
 
@@ -162,9 +186,11 @@ class ProgressiveGeneration:
                 max_tokens=24 * len(batch) + 32,
             )
             got = batch_verdicts(resp.parsed, resp.text)
+            # A reply with no usable verdict at all: say why in each of the batch's rows.
+            why = {} if got else {"parse_error": resp.parse_error or "no verdict in the reply"}
             for n, c in enumerate(batch, start=1):
                 v: dict[str, Any] = {"chunk_id": c.chunk_id, "relevant": got.get(n, False)}
-                verdicts.append(v | {"batch": b} | ({} if n in got else {"missing": True}))
+                verdicts.append(v | {"batch": b} | ({} if n in got else {"missing": True}) | why)
                 if v["relevant"] and len(relevant) < target:
                     relevant.append(c.chunk_id)
             if len(relevant) >= target:
@@ -313,22 +339,35 @@ class ProgressiveGeneration:
         )
 
     async def _exact(self, question: Question, ans: Answer, contexts: list[str]) -> Answer:
-        """``ans`` with ``exact`` and ``details["exact_answer"]`` set when :meth:`wants_exact`."""
-        from biorag.answer.exact import exact_answer
+        """``ans`` with ``exact`` and ``details["exact_answer"]`` set when :meth:`wants_exact`.
+
+        When the model's exact-answer call fails (:class:`LLMError`, after its retries) the
+        no-LLM floor answers instead: the answer (already paid for) is kept, and
+        ``details["exact_answer"]["error"]`` and a note say what happened."""
+        from biorag.answer.exact import exact_answer, exact_answer_floor
 
         if not self.wants_exact(question):
             return ans
         llm = self.rt.llm
         ideal = ans.answer_text or ans.answer
-        res = await exact_answer(
-            llm, question.text, question.type, contexts, ideal, self.rt.embedder
-        )
-        ans.details["exact_answer"] = res.to_dict()
+        failure = ""
+        try:
+            res = await exact_answer(
+                llm, question.text, question.type, contexts, ideal, self.rt.embedder
+            )
+        except LLMError as e:
+            failure = f"{type(e).__name__}: {e}"
+            res = await asyncio.to_thread(
+                exact_answer_floor, question.text, question.type, contexts, self.rt.embedder
+            )
+        ans.details["exact_answer"] = res.to_dict() | ({"error": failure} if failure else {})
         if res.value is None:  # the model's answer held no usable exact answer
             ans.exact = "" if question.type == "yesno" else []
             ans.parse_failed = True
         else:
             ans.exact = res.value
-        if res.method == "floor":
+        if failure:
+            ans.notes.append(f"{EXACT_NOTE}, as the model's exact-answer call failed ({failure})")
+        elif res.method == "floor":
             ans.notes.append(EXACT_NOTE)
         return ans
