@@ -215,6 +215,18 @@ def test_failed_answers_are_not_judged_but_counted(tmp_path, data):
     assert b["eligible"] == b["n"] + b["unscored"] + b["no_answer"]
 
 
+def test_a_resumed_run_without_a_judge_keeps_its_earlier_scores(tmp_path, data):
+    out = tmp_path / "run"
+    first = judged(run(tmp_path, data, out, judge_backend=judge_backend({"ANS-1": 5, "ANS-2": 2})))
+    s = run(tmp_path, data, out, judge="off")  # resumed with judging off: nothing asked
+    b = judged(s)
+    assert b["judge_model"] == "mock:judge-1" and b["n"] == first["n"] == 2
+    assert b["mean"] == first["mean"] == 3.5
+    assert 'judge.mode is "off"' in b["note"] and "earlier judgments by mock:judge-1" in b["note"]
+    s = run(tmp_path, data, out)  # auto with no judge model configured: the same scores
+    assert judged(s)["mean"] == 3.5 and "earlier judgments" in judged(s)["note"]
+
+
 def test_mode_off_and_auto_without_a_judge_model_leave_notes(tmp_path, data):
     judge = judge_backend({"ANS-1": 5})
     s = run(tmp_path, data, tmp_path / "off", judge="off", judge_backend=judge)

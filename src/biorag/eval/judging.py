@@ -258,6 +258,36 @@ async def judge_answers(
     return stats
 
 
+def run_judged_blocks(
+    out_dir: str | Path,
+    items: list[QAItem],
+    records: list[dict[str, Any]],
+    methods: list[str],
+    judge: JudgeModel | None,
+    note: str | None,
+) -> dict[str, dict[str, Any]]:
+    """Each method's ``judged`` block of a run: by this run's judge, or, when none judges now
+    (``--judge off``, no judge model) but the run was judged before, by the latest earlier judge
+    and prompt, with a note saying so (a resumed run keeps its scores)."""
+    judgments = read_judgments(Path(out_dir) / JUDGMENTS_FILE)
+    if judge is not None:
+        return judged_blocks(items, records, judgments, methods, judge.model_id, note)
+    if not judgments:
+        return judged_blocks(items, records, [], methods, None, note)
+    last = judgments[-1]
+    model = str(last["judge_model"])
+    why = f"{note}; " if note else ""
+    return judged_blocks(
+        items,
+        records,
+        judgments,
+        methods,
+        model,
+        f"{why}the scores are earlier judgments by {model}",
+        prompt=str(last.get("judge_prompt") or ""),
+    )
+
+
 # -- judging an existing run -------------------------------------------------------------------
 
 

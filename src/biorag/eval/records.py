@@ -35,7 +35,8 @@ METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
 CHART_FILE = "accuracy.png"
 
-# A judgment record (``biorag.eval.judging``) is keyed by these.
+# The fields a judgment record (``biorag.eval.judging``) must have; its key adds
+# ``judge_prompt`` (see :func:`judgment_key`).
 JUDGMENT_KEY = ("method", "question_id", "answer_sha256", "judge_model")
 
 RECORD_KEYS = (

@@ -83,10 +83,13 @@ def judged_blocks(
     methods: list[str],
     model_id: str | None,
     note: str | None = None,
+    prompt: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each method's ``judged`` block of ``metrics.json``.
 
     Not judged (``model_id`` None): ``{"note": why, "eligible": questions with an ideal answer}``.
+    Judgments count when made by ``model_id`` with the judge prompt version ``prompt`` (default:
+    the current prompt).
 
     Over the questions with an ideal answer (``eligible``): ``n`` scored answers, their
     ``mean`` and ``distribution`` (``"1"``..``"5"``); ``unscored`` = ``failed`` (no stored
@@ -97,6 +100,7 @@ def judged_blocks(
     """
     from biorag.eval.judge_score import prompt_version
 
+    version = prompt_version() if prompt is None else prompt
     eligible = [it for it in items if ideal_answer(it) is not None]
     if model_id is None:
         return {m: {"note": note or "not judged", "eligible": len(eligible)} for m in methods}
@@ -112,7 +116,7 @@ def judged_blocks(
             if rec is None or rec.get("error"):
                 no_answer += 1
                 continue
-            key = (m, it.id, answer_sha256(judged_text(rec)), model_id, prompt_version())
+            key = (m, it.id, answer_sha256(judged_text(rec)), model_id, version)
             j = by_key.get(key)
             if j is None:
                 failed += 1

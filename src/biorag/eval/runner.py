@@ -34,10 +34,9 @@ from typing import Any
 from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
-from biorag.eval.judging import JudgeModel, judge_answers, judged_blocks, open_judge, read_judgments
+from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
 from biorag.eval.question_runtime import QuestionRuntime
 from biorag.eval.records import (
-    JUDGMENTS_FILE,
     METRICS_FILE,
     PREDICTIONS_FILE,
     PredictionWriter,
@@ -292,14 +291,7 @@ async def arun_eval(
             base.close()
 
     records = read_predictions(out / PREDICTIONS_FILE)
-    judged = judged_blocks(
-        items,
-        records,
-        read_judgments(out / JUDGMENTS_FILE) if judge_model is not None else [],
-        methods,
-        judge_model.model_id if judge_model is not None else None,
-        judge_note,
-    )
+    judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
     metrics = run_metrics(dataset, split, setting, items, records, methods, judged)
     write_json_atomic(out / METRICS_FILE, metrics)
     summary.metrics = metrics
