@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 
@@ -241,6 +242,37 @@ def test_resume_with_another_config_names_the_difference(tmp_path, data, monkeyp
     # a larger --limit extends the same run
     s = run(tmp_path, data, out, limit=5)
     assert s.already_done == 3 and s.answered_now == 2
+
+
+class Tunable(QAMethod):
+    """A method whose default option a new version could change."""
+
+    name = "tunable"
+    DEFAULTS: ClassVar[dict[str, int]] = {"depth": 5}
+
+    def __init__(self, runtime, **options):
+        super().__init__(runtime, **{**Tunable.DEFAULTS, **options})
+
+    async def answer(self, question):
+        return Answer(method=self.name, question_id=question.id, answer="A")
+
+
+def test_a_changed_method_default_is_refused_on_resume(tmp_path, data, monkeypatch):
+
+    from biorag.methods import registry
+
+    monkeypatch.setitem(registry.METHODS, "tunable", Tunable)
+    out = tmp_path / "run"
+    run(tmp_path, data, out, methods=["tunable"], limit=2)
+    recorded = json.loads((out / "run.json").read_text())
+    assert recorded["effective_options"] == {"tunable": {"depth": 5}}
+    monkeypatch.setitem(Tunable.DEFAULTS, "depth", 7)  # as a new biorag version might
+    with pytest.raises(BioragError, match=r"effective_options\.tunable: \{'depth': 5\}"):
+        run(tmp_path, data, out, methods=["tunable"], limit=3)
+    # a run.json from before effective options were recorded still resumes
+    del recorded["effective_options"]
+    (out / "run.json").write_text(json.dumps(recorded))
+    assert run(tmp_path, data, out, methods=["tunable"], limit=3).answered_now == 1
 
 
 def test_bad_arguments_are_clear_errors(tmp_path, data):

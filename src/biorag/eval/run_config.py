@@ -22,7 +22,18 @@ from biorag.util.files import write_json_atomic
 log = logging.getLogger("biorag.eval")
 
 # run.json keys a resumed run must match (the rest is recorded for information).
-COMPARED_KEYS = ("dataset", "split", "setting", "methods", "method_options", "indexes", "models")
+COMPARED_KEYS = (
+    "dataset",
+    "split",
+    "setting",
+    "methods",
+    "method_options",
+    "effective_options",
+    "indexes",
+    "models",
+)
+# Compared only when run.json has them (runs recorded before they existed still resume).
+_NEWER_KEYS = ("effective_options",)
 
 
 def run_config(
@@ -36,8 +47,15 @@ def run_config(
     methods: list[str],
     method_options: dict[str, dict[str, Any]],
     llm_model: str | None = None,
+    effective_options: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """What ``run.json`` records: the keys in ``COMPARED_KEYS`` must match on resume."""
+    """What ``run.json`` records: the keys in ``COMPARED_KEYS`` must match on resume.
+
+    ``effective_options``: each method's options with its defaults filled in, so a resume
+    after a default changed (a new biorag version) is refused instead of mixing answers.
+    """
+    import json
+
     from biorag import __version__
     from biorag.retrieve.index import read_manifest
 
@@ -55,6 +73,7 @@ def run_config(
         "setting": setting,
         "methods": list(methods),
         "method_options": {m: dict(method_options.get(m) or {}) for m in methods},
+        "effective_options": json.loads(json.dumps(effective_options or {}, default=str)),
         "indexes": indexes,
         "models": {
             "llm_backend": llm.backend,
@@ -77,6 +96,8 @@ def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """One line per compared key whose value differs."""
     out = []
     for key in COMPARED_KEYS:
+        if key in _NEWER_KEYS and key not in old:
+            continue
         a, b = old.get(key), new.get(key)
         if a == b:
             continue

@@ -222,9 +222,11 @@ async def arun_eval(
     base = runtime if runtime is not None else Runtime(settings, index_paths)
     judge_model: JudgeModel | None = None
     judge_note: str | None = None
+    effective: dict[str, dict[str, Any]] = {}
     try:
         for m in methods:  # unknown methods and bad options fail before anything is answered
             qa = build_method(m, base, method_options.get(m))
+            effective[m] = dict(qa.options)
             if qa.needs_index and not index_paths and any(not it.context for it in items):
                 raise BioragError(
                     f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
@@ -243,6 +245,7 @@ async def arun_eval(
             methods=methods,
             method_options=method_options,
             llm_model=shared.model,
+            effective_options=effective,
         )
         out.mkdir(parents=True, exist_ok=True)
         check_or_write_run_config(
