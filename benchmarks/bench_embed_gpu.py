@@ -3,10 +3,13 @@
 Texts: the bundled PubMedQA demo abstracts, cut into windows of ~120 words and repeated with a
 running number until there are ``--n`` of them (the model sees distinct strings; lengths are
 those of real chunks). For every device and batch size: texts per second over the whole set
-(after one warm-up batch), and on CUDA the peak GPU memory. ``cuda-fp16`` is the same model cast
-to half precision. Agreement: cosine between each device's vectors and the CPU float32 vectors of
-the first ``--check`` texts (min and mean), which says whether a GPU-built index can be searched
-with CPU-embedded queries.
+(after a warm-up), and on CUDA the peak GPU memory. Modes: ``st`` is
+``SentenceTransformer.encode`` (biorag's embedder with ``pipeline="off"``), ``st-half`` the same
+with the model cast to float16, ``pipelined`` biorag's :class:`PipelinedEncoder` (tokenizing
+ahead in a worker thread), ``pipelined-fp16`` the same under float16 autocast. Agreement:
+cosine between each device's vectors and the CPU float32 vectors of the first ``--check``
+texts (min and mean), which says whether a GPU-built index can be searched with CPU-embedded
+queries.
 
     python benchmarks/bench_embed_gpu.py --model all-MiniLM-L6-v2 --n 50000 \
         --out benchmarks/results/embed_gpu.json
@@ -36,15 +39,26 @@ def make_texts(n: int, words: int = 120) -> list[str]:
     return [f"{windows[i % len(windows)]} ({i})" for i in range(n)]
 
 
-def run(model: str, device: str, texts: list[str], batch: int, half: bool) -> dict:
+MODES = {  # name -> (pipeline, precision, cast the model to half)
+    "st": ("off", "float32", False),
+    "st-half": ("off", "float32", True),
+    "pipelined": ("on", "float32", False),
+    "pipelined-fp16": ("on", "float16", False),
+}
+
+
+def run(model: str, device: str, texts: list[str], batch: int, mode: str) -> dict:
     import torch
 
     from biorag.embed.st_embedder import SentenceTransformerEmbedder
 
-    emb = SentenceTransformerEmbedder(model, device=device, batch_size=batch)
+    pipeline, precision, half = MODES[mode]
+    emb = SentenceTransformerEmbedder(
+        model, device=device, batch_size=batch, pipeline=pipeline, precision=precision
+    )
     st = emb._load()
     st.to(torch.float16 if half else torch.float32)
-    emb.embed(texts[:batch])  # warm-up
+    emb.embed(texts[: 2 * batch])  # warm-up (and the pipelined encoder's tokenization check)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -54,7 +68,8 @@ def run(model: str, device: str, texts: list[str], batch: int, half: bool) -> di
         torch.cuda.synchronize()
     secs = time.perf_counter() - start
     row = {
-        "device": device + ("-fp16" if half else ""),
+        "device": device,
+        "mode": mode,
         "batch_size": batch,
         "n": len(texts),
         "seconds": round(secs, 3),
@@ -73,6 +88,7 @@ def main() -> int:
     ap.add_argument("--n-cpu", type=int, default=5_000, help="texts on the CPU (slower)")
     ap.add_argument("--batch-sizes", default="64,256,1024")
     ap.add_argument("--check", type=int, default=512, help="texts compared across devices")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"of {', '.join(MODES)}")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
@@ -81,13 +97,13 @@ def main() -> int:
     texts = make_texts(max(args.n, args.n_cpu))
     sizes = [int(x) for x in args.batch_sizes.split(",")]
     rows = []
-    ref = run(args.model, "cpu", texts[: args.n_cpu], 64, False)
+    ref = run(args.model, "cpu", texts[: args.n_cpu], 64, "st")
     rows.append(ref)
     ref_vecs = ref["_vectors"][: args.check]
     if torch.cuda.is_available():
-        for half in (False, True):
+        for mode in args.modes.split(","):
             for b in sizes:
-                r = run(args.model, "cuda", texts[: args.n], b, half)
+                r = run(args.model, "cuda", texts[: args.n], b, mode)
                 cos = np.sum(r["_vectors"][: args.check] * ref_vecs, axis=1)
                 r["cos_vs_cpu_min"] = round(float(cos.min()), 6)
                 r["cos_vs_cpu_mean"] = round(float(cos.mean()), 6)

@@ -66,3 +66,39 @@ def test_importing_embed_does_not_import_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_the_pipelined_encoder_reproduces_sentence_transformers(
+    minilm: SentenceTransformerEmbedder,
+) -> None:
+    from biorag.embed.st_pipeline import PipelinedEncoder
+
+    long = " ".join(f"word{i} metformin glucose" for i in range(200))  # > 256 tokens: truncated
+    texts = [
+        "  Metformin lowers blood glucose.  ",  # stripped, as sentence-transformers does
+        long,
+        "BRCA1 mutations raise the risk of breast cancer.",
+        "x",
+        "The Eiffel Tower is in Paris; aspirin reduces fever (p < 0.05).",
+    ] * 3
+    plain = SentenceTransformerEmbedder(minilm.path, batch_size=4, pipeline="off").embed(texts)
+    piped_embedder = SentenceTransformerEmbedder(minilm.path, batch_size=4, pipeline="on")
+    piped = piped_embedder.embed(texts)
+    assert PipelinedEncoder.for_model(piped_embedder._load(), texts) is not None
+    assert piped.shape == plain.shape == (15, 384)
+    np.testing.assert_allclose(piped, plain, atol=2e-5)  # same vectors, in the input order
+    # the CPU default ("auto") keeps sentence-transformers' own encode
+    assert SentenceTransformerEmbedder(minilm.path).pipeline == "auto"
+
+
+def test_the_pipelined_encoder_refuses_a_model_it_cannot_reproduce() -> None:
+    from biorag.embed.st_pipeline import PipelinedEncoder
+
+    class NotATransformer:
+        def __getitem__(self, i: int) -> object:
+            return object()
+
+    assert PipelinedEncoder.for_model(NotATransformer(), ["x"]) is None
+    with pytest.raises(BioragError, match="pipeline"):
+        SentenceTransformerEmbedder(BUNDLED_NAME, pipeline="sometimes")

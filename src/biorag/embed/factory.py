@@ -23,7 +23,10 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
         from biorag.embed.st_embedder import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder(
-            settings.model, device=settings.device, batch_size=settings.batch_size
+            settings.model,
+            device=settings.device,
+            batch_size=settings.batch_size,
+            precision=settings.precision,
         )
     elif settings.backend == "openai":
         if not settings.base_url:

@@ -106,15 +106,35 @@ class SentenceTransformerEmbedder:
 
     The model loads lazily, on the first :meth:`embed` or :attr:`dim`, with the Hugging Face hub
     switched offline.
+
+    ``pipeline``: ``"auto"`` (default) encodes large inputs on a GPU with
+    :class:`~biorag.embed.st_pipeline.PipelinedEncoder` (tokenizing ahead in a worker thread)
+    when it reproduces the model's own tokenization, and with ``SentenceTransformer.encode``
+    otherwise and on the CPU (where the forward passes, not tokenization, take the time);
+    ``"on"`` uses it on any device when it can, ``"off"`` never. ``precision="float16"`` runs
+    the pipelined forward passes under float16 autocast on CUDA (vectors within 1e-6 cosine of
+    float32 ones on an H100); it changes nothing elsewhere.
     """
 
     def __init__(
-        self, model: str | Path = BUNDLED_NAME, *, device: str = "cpu", batch_size: int = 64
+        self,
+        model: str | Path = BUNDLED_NAME,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        pipeline: str = "auto",
+        precision: str = "float32",
     ):
+        if pipeline not in ("auto", "on", "off"):
+            raise BioragError(f"embed pipeline must be auto, on or off, not {pipeline!r}")
+        if precision not in ("float32", "float16"):
+            raise BioragError(f"embed.precision must be float32 or float16, not {precision!r}")
         self.path, name = resolve_model(model)
         self.model_id = f"sentence-transformers:{name}"
         self.device = device
         self.batch_size = batch_size
+        self.pipeline = pipeline
+        self.precision = precision
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -140,6 +160,17 @@ class SentenceTransformerEmbedder:
         if not texts:
             return empty(self.dim)
         model = self._load()
+        size = batch_size or self.batch_size
+        wanted = self.pipeline == "on" or (
+            self.pipeline == "auto" and self.device != "cpu" and len(texts) > size
+        )
+        if wanted:
+            from biorag.embed.st_pipeline import PipelinedEncoder
+
+            enc = PipelinedEncoder.for_model(model, list(texts[:256]))
+            if enc is not None:
+                half = self.precision == "float16"
+                return l2_normalize(enc.encode(list(texts), size, half, show_progress))
         vectors = model.encode(
             list(texts),
             batch_size=batch_size or self.batch_size,
