@@ -450,3 +450,22 @@ def test_retrieval_from_an_index_with_a_shared_searcher(tmp_path, corpus_file, h
     assert cfg["indexes"] == [{"name": "toycorpus", "embed_model": "test:hash-64", "dim": 64}]
     assert s.metrics["methods"]["retrieve-read"]["n"] == 8
     rt.close()
+
+
+def test_run_json_masks_credentials_and_resumes_with_tuples(tmp_path, data, monkeypatch):
+    from biorag.methods import registry
+
+    monkeypatch.setitem(registry.METHODS, "tunable", Tunable)
+    out = tmp_path / "run"
+    opts = {
+        "tunable": {
+            "weights": (5, 3, 1),
+            "reasoning_model": {"base_url": "https://user:s3cret@r1.example/v1", "model": "r1"},
+        }
+    }
+    run(tmp_path, data, out, methods=["tunable"], method_options=opts, limit=2)
+    text = (out / "run.json").read_text()
+    assert "s3cret" not in text and "https://***@r1.example/v1" in text
+    # the same options again (a tuple is a list in run.json): the run resumes
+    s = run(tmp_path, data, out, methods=["tunable"], method_options=opts, limit=3)
+    assert s.answered_now == 1

@@ -54,8 +54,6 @@ def run_config(
     ``effective_options``: each method's options with its defaults filled in, so a resume
     after a default changed (a new biorag version) is refused instead of mixing answers.
     """
-    import json
-
     from biorag import __version__
     from biorag.retrieve.index import read_manifest
 
@@ -72,8 +70,8 @@ def run_config(
         "split": split,
         "setting": setting,
         "methods": list(methods),
-        "method_options": {m: dict(method_options.get(m) or {}) for m in methods},
-        "effective_options": json.loads(json.dumps(effective_options or {}, default=str)),
+        "method_options": _recorded({m: dict(method_options.get(m) or {}) for m in methods}),
+        "effective_options": _recorded(effective_options or {}),
         "indexes": indexes,
         "models": {
             "llm_backend": llm.backend,
@@ -90,6 +88,27 @@ def run_config(
         "llm_base_url": shown["llm"].get("base_url"),
         "biorag_version": __version__,
     }
+
+
+def _recorded(options: dict[str, Any]) -> Any:
+    """``options`` as ``run.json`` holds them: through JSON (tuples become lists, so a resume
+    compares like with like) and with any user:password in a ``*url`` value masked (e.g. the
+    ``base_url`` of IP-RAR's ``reasoning_model``)."""
+    import json
+
+    from biorag.llm.base import mask_url
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: mask_url(v) if str(k).lower().endswith("url") and isinstance(v, str) else walk(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(json.loads(json.dumps(options, default=str)))
 
 
 def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
