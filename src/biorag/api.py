@@ -24,6 +24,14 @@ class BioRAG:
         self.index = Path(index)
         self.settings = settings or load_settings()
         self.runtime = Runtime(self.settings, [self.index])
+        # One event loop for every ask: HTTP clients are bound to the loop that made them, so
+        # the LLMs' clients are reused across questions and closed on that loop by close().
+        self._loop: asyncio.Runner | None = None
+
+    def _run(self, coro: Any) -> Any:
+        if self._loop is None:
+            self._loop = asyncio.Runner()
+        return self._loop.run(coro)
 
     def add(self, paths: list[str | Path], fmt: str = "auto") -> dict[str, Any]:
         """Add corpus files (see ``biorag.corpus.loaders``); returns the build report."""
@@ -66,7 +74,7 @@ class BioRAG:
         from biorag.methods.registry import build_method
 
         qa = build_method(method, self.runtime, method_options)
-        return asyncio.run(qa.answer(Question(text=question, options=options or {})))
+        return self._run(qa.answer(Question(text=question, options=options or {})))
 
     def accounting(self) -> dict[str, Any]:
         return self.runtime.accounting()
@@ -77,9 +85,20 @@ class BioRAG:
             searcher.close()
 
     def close(self) -> None:
-        """Close the searcher and the second models methods built (IP-RAR's reasoning model:
-        one per distinct ``reasoning_model``, shared by every :meth:`ask`)."""
+        """Close the LLMs (the main one and the second models methods built, e.g. IP-RAR's
+        reasoning model, one per distinct ``reasoning_model``, shared by every :meth:`ask`) on
+        the loop that used them, then the searcher."""
+        if self._loop is not None:
+            self._run(self._aclose_llms())
+            self._loop.close()
+            self._loop = None
         self.runtime.close()
+
+    async def _aclose_llms(self) -> None:
+        await self.runtime.aclose_llm_variants()
+        llm = self.runtime.__dict__.pop("llm", None)
+        if llm is not None:
+            await llm.aclose()
 
     def __enter__(self) -> BioRAG:
         return self
