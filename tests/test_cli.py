@@ -102,6 +102,9 @@ def test_user_mistakes_are_one_line_errors(run, tmp_path):
     assert not (tmp_path / "idx2").exists()  # nothing written for a bad input
     res = run("ask", "--options", "{not json", "q?")
     assert res.exit_code == 2 and "--options is not valid JSON" in res.stderr
+    res = run("ask", "--method", "closed-book", "--method-options", "[1]", "q?")
+    assert res.exit_code == 2 and "--method-options must be a JSON object" in res.stderr
+    assert "Traceback" not in res.stderr
     res = run("retrieve", "--index", str(tmp_path), "--queries", "q.jsonl", "--out", "r")
     assert res.exit_code == 2 and "not found" in res.stderr
     res = run("index", "stats", "--index", str(tmp_path))

@@ -135,6 +135,11 @@ def ask(
     """Answer a question; every answer comes with the chunks and documents it rests on."""
     opts = parse_json_option(options, "--options")
     mopts = parse_json_option(method_options, "--method-options") or {}
+    if not isinstance(mopts, dict):
+        raise BioragError(
+            '--method-options must be a JSON object of the method\'s settings, e.g. '
+            '{"relevant_target": 5}'
+        )
     if mode is not None:
         if method != "claims":
             raise BioragError("--mode applies to --method claims")
