@@ -145,6 +145,13 @@ def test_drug_drug_synergy_and_antagonism(tmp_path, vocab, emb):
     assert not {r for r in rel("Metformin showed no synergy with Trastuzumab.") if "syn" in r[1]}
     given = "Metformin, an AMPK antagonist, and Trastuzumab were given."
     assert not {r for r in rel(given) if r[1] == "antagonizes"}
+    # passive voice: the drug after "by" is the agent; a negation elsewhere does not count
+    passive = "The effect of Metformin was antagonized by Trastuzumab."
+    assert {r for r in rel(passive) if r[1] == "antagonizes"} == {
+        ("Trastuzumab", "antagonizes", "Metformin")
+    }
+    far = "Trastuzumab and Metformin acted synergistically, with no added toxicity."
+    assert ("Trastuzumab", "synergizes_with", "Metformin") in rel(far)
 
     papers = [
         {"pid": "S1", "title": "Synergy", "abstract": syn},

@@ -6,7 +6,8 @@ Entity types: Gene, Protein, Drug, Disease. Relation schema (subject -> object):
   the default), ``interacts_with`` (Gene/Protein/Drug <-> Gene/Protein/Drug), ``inhibits`` and
   ``activates`` (Drug/Gene/Protein -> Gene/Protein), ``biomarker_of`` (Gene/Protein -> Disease),
   ``targets`` (Drug -> Gene/Protein), ``expressed_in`` (Gene/Protein -> Disease), ``encodes``
-  (Gene -> Protein), ``prevents`` (Drug -> Disease).
+  (Gene -> Protein), ``prevents`` (Drug -> Disease), ``synergizes_with`` and ``antagonizes``
+  (Drug -> Drug; the no-LLM floor finds them from a synergy/antagonism word between two drugs).
 
 With an LLM (stage ``strata_triplets``) the answer is a JSON list of ``{subject, subject_type,
 relation, object, object_type}``; rows with other types are dropped, other relations become
@@ -94,12 +95,31 @@ class EntityTriplet:
 
 
 def _drug_pair(sent: str, mentions: list[tuple[str, str, int, int]]) -> list[EntityTriplet]:
-    drugs = list({m[0].lower(): m[0] for m in mentions if m[1] == "Drug"}.values())
-    if len(drugs) < 2 or _NEGATION.search(sent):
+    """One drug-drug triplet for the first synergy/antagonism word of ``sent``, if two distinct
+    drugs are named and the word is not negated just before it ("no synergy", "did not
+    antagonize"). Direction: a drug before the word acts on one after it; with "... by" after
+    the word (passive) the drug after it is the agent; with both drugs on one side, the order of
+    mention."""
+    drugs: list[tuple[str, int]] = []
+    for m in mentions:
+        if m[1] == "Drug" and m[0].lower() not in {d[0].lower() for d in drugs}:
+            drugs.append((m[0], m[2]))
+    if len(drugs) < 2:
         return []
     for pattern, relation in _DRUG_PAIR:
-        if pattern.search(sent):
-            return [EntityTriplet(drugs[0], "Drug", relation, drugs[1], "Drug", "pattern")]
+        hit = pattern.search(sent)
+        if hit is None:
+            continue
+        if _NEGATION.search(sent[max(0, hit.start() - 30) : hit.start()]):
+            return []
+        before = [d for d, start in drugs if start < hit.start()]
+        after = [d for d, start in drugs if start >= hit.end()]
+        subject, obj = drugs[0][0], drugs[1][0]
+        if before and after:
+            subject, obj = before[-1], after[0]
+            if re.match(r"\s+by\b", sent[hit.end() :]):
+                subject, obj = obj, subject
+        return [EntityTriplet(subject, "Drug", relation, obj, "Drug", "pattern")]
     return []
 
 
