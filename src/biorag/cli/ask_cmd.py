@@ -137,7 +137,7 @@ def ask(
     mopts = parse_json_option(method_options, "--method-options") or {}
     if not isinstance(mopts, dict):
         raise BioragError(
-            '--method-options must be a JSON object of the method\'s settings, e.g. '
+            "--method-options must be a JSON object of the method's settings, e.g. "
             '{"relevant_target": 5}'
         )
     if mode is not None:
