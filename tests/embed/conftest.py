@@ -1,9 +1,15 @@
 """Shared fixtures for the embedding tests: the real bundled MiniLM, loaded once per session,
-and a counting fake embedder."""
+variants of it with edited configuration files, and a counting fake embedder."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +25,32 @@ def minilm():
     embedder = SentenceTransformerEmbedder()
     embedder.embed(["warm up"])
     return embedder
+
+
+@pytest.fixture
+def minilm_variant(tmp_path: Path) -> Callable[[str, dict[str, dict[str, Any]]], Path]:
+    """``minilm_variant(name, edits)``: a copy of the bundled MiniLM in ``tmp_path/name`` (its
+    weights symlinked, not copied) whose JSON files are updated: ``edits`` maps a file name
+    (``tokenizer_config.json``...) to the keys to set in it."""
+    from biorag.embed.st_embedder import bundled_model_path
+
+    def make(name: str, edits: dict[str, dict[str, Any]]) -> Path:
+        dst = tmp_path / name
+
+        def place(src: str, target: str) -> None:
+            if os.path.getsize(src) > 1_000_000:
+                os.symlink(src, target)
+            else:
+                shutil.copy2(src, target)
+
+        shutil.copytree(bundled_model_path(), dst, copy_function=place)
+        for file, keys in edits.items():
+            config = json.loads((dst / file).read_text())
+            config.update(keys)
+            (dst / file).write_text(json.dumps(config))
+        return dst
+
+    return make
 
 
 class CountingEmbedder:

@@ -8,19 +8,26 @@ the Rust tokenizer directly (truncation and padding done there), in a worker thr
 a few batches ready, and can run the forward passes under float16 autocast on CUDA.
 
 It serves only models it reproduces exactly: the first module must be a sentence-transformers
-``Transformer`` with a fast tokenizer, and :meth:`PipelinedEncoder.for_model` checks that its
-input ids, token types and attention masks equal sentence-transformers' own on a sample (the
-texts' longest and shortest included); otherwise it returns None and the caller keeps
-``SentenceTransformer.encode``. Texts are stripped (and lower-cased when the model asks), sorted
-longest first as sentence-transformers does, and returned in their original order.
+``Transformer`` with a fast tokenizer, the model must have no default prompt (``encode``
+prepends the prompt named by ``default_prompt_name`` to every text; this encoder does not, so
+such models keep ``SentenceTransformer.encode``), and :meth:`PipelinedEncoder.for_model`
+checks that its input ids, token types and attention masks equal sentence-transformers' own on
+a probe: the sample's shortest and longest texts, plus a one-word text and a text longer than
+``max_seq_length`` tokens, so padding and truncation (and their side, left or right, taken from
+the tokenizer) are always exercised. Otherwise it returns None and the caller keeps
+``SentenceTransformer.encode``. The verdict is kept on the model object (attribute
+``_biorag_pipeline``), decided once under a lock. Texts are stripped (and lower-cased when the
+model asks), sorted longest first and batched exactly as sentence-transformers does, and returned
+in their original order.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from typing import Any
 
 import numpy as np
@@ -28,7 +35,9 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 PREFETCH = 3  # batches tokenized ahead of the GPU
-_CHECKED: dict[int, PipelinedEncoder | None] = {}  # id(model) -> encoder, or None: unsupported
+VERDICT_ATTR = "_biorag_pipeline"  # on a model: its PipelinedEncoder, or None (unsupported)
+_UNCHECKED = object()
+_CHECK_LOCK = threading.Lock()
 
 
 class PipelinedEncoder:
@@ -42,20 +51,38 @@ class PipelinedEncoder:
         backend = getattr(tok, "backend_tokenizer", None)
         if tok is None or backend is None or type(first).__name__ != "Transformer":
             raise ValueError("the first module is not a Transformer with a fast tokenizer")
+        if getattr(model, "default_prompt_name", None) is not None:
+            raise ValueError(
+                f"the model has a default prompt ({model.default_prompt_name!r}), "
+                "which this encoder does not prepend"
+            )
         self.model = model
+        self.max_len = int(model.max_seq_length)
         self.lower = bool(getattr(first, "do_lower_case", False))
         self.names = list(getattr(tok, "model_input_names", ["input_ids", "attention_mask"]))
         rust = Tokenizer.from_str(backend.to_str())  # a copy: the wrapper's stays untouched
-        rust.enable_truncation(max_length=int(model.max_seq_length))
-        rust.enable_padding(pad_id=int(tok.pad_token_id or 0), pad_token=str(tok.pad_token))
+        rust.enable_truncation(
+            max_length=self.max_len, direction=str(getattr(tok, "truncation_side", "right"))
+        )
+        rust.enable_padding(
+            direction=str(getattr(tok, "padding_side", "right")),
+            pad_id=int(tok.pad_token_id or 0),
+            pad_type_id=int(getattr(tok, "pad_token_type_id", 0) or 0),
+            pad_token=str(tok.pad_token),
+        )
         self.rust = rust
 
     @classmethod
     def for_model(cls, model: Any, sample: list[str]) -> PipelinedEncoder | None:
-        """The encoder for ``model`` when it reproduces sentence-transformers' features on
-        ``sample``, else None (checked once per model object)."""
-        key = id(model)
-        if key not in _CHECKED:
+        """The encoder for ``model`` when it reproduces sentence-transformers' features (see
+        the module docstring; ``sample`` is a few of the texts to encode), else None.
+
+        Decided once per model object, under a lock; the verdict is stored on the model (a
+        model that takes no attributes is checked on every call)."""
+        with _CHECK_LOCK:
+            verdict = getattr(model, VERDICT_ATTR, _UNCHECKED)
+            if verdict is None or isinstance(verdict, PipelinedEncoder):
+                return verdict
             enc: PipelinedEncoder | None
             try:
                 enc = cls(model)
@@ -65,8 +92,9 @@ class PipelinedEncoder:
             except Exception as e:  # any model it does not understand: the plain path
                 log.info("pipelined encoding off: %s", e)
                 enc = None
-            _CHECKED[key] = enc
-        return _CHECKED[key]
+            with suppress(AttributeError, TypeError):
+                setattr(model, VERDICT_ATTR, enc)
+            return enc
 
     def features(self, texts: list[str]) -> dict[str, Any]:
         """The model inputs of one batch, as CPU tensors."""
@@ -86,12 +114,21 @@ class PipelinedEncoder:
             )
         return out
 
+    def probe(self, sample: list[str]) -> list[str]:
+        """The texts the reference check tokenizes: ``sample``'s four shortest and four
+        longest, a one-word text (padded in any batch) and one of more than ``max_seq_length``
+        words (truncated), both made of ``sample``'s words."""
+        ordered = sorted(sample, key=len)
+        picked = [*ordered[:4], *ordered[-4:]] if len(ordered) > 8 else ordered
+        words = " ".join(picked).split() or ["metformin"]
+        long = " ".join(words[i % len(words)] for i in range(2 * self.max_len + 8))
+        return [words[0], *picked, long]
+
     def matches_reference(self, sample: list[str]) -> bool:
         """Whether :meth:`features` equals sentence-transformers' tokenization of ``sample``."""
         import torch
 
-        ordered = sorted(sample, key=len)
-        probe = [*ordered[:4], *ordered[-4:]] if len(ordered) > 8 else ordered
+        probe = self.probe(sample)
         preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
         ref = preprocess(probe)
         mine = self.features(probe)
@@ -110,7 +147,9 @@ class PipelinedEncoder:
         from biorag.util.progress import progress_bar
 
         device = self.model.device
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+        # The very call sentence-transformers makes (its default, unstable sort): texts of
+        # equal length land in the same batches, which matters to a left-padding model.
+        order = np.argsort([-len(t) for t in texts])
         batches = [
             [texts[i] for i in order[s : s + batch_size]] for s in range(0, len(texts), batch_size)
         ]
