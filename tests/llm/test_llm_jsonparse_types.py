@@ -101,13 +101,42 @@ def test_chat_request_validates_messages() -> None:
     ("text", "answer", "thinking"),
     [
         ("<think>a\nb</think>\n\nYes", "Yes", "a\nb"),
-        ("  <think></think>No", "No", ""),
+        ("  <think></think>No", "No", None),  # empty thinking: no reasoning, tags gone
+        ("<think>\n\n</think>Yes", "Yes", None),
         ("<think>cut off while thinking", "", "cut off while thinking"),
         ("Yes <think>not leading</think>", "Yes <think>not leading</think>", None),
         ("plain answer", "plain answer", None),
+        # <think> was in the prompt (DeepSeek-R1, QwQ templates): only the end tag is generated
+        ("The passages say B.\n</think>\n\nB", "B", "The passages say B."),
+        ("\n\n</think>\n\nYes", "Yes", None),
+        ("a </think> b </think> c", "b </think> c", "a"),  # the first end tag ends it
     ],
 )
 def test_split_reasoning(text: str, answer: str, thinking: str | None) -> None:
     from biorag.llm.base import split_reasoning
 
     assert split_reasoning(text) == (answer, thinking)
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "reasoning"),
+    [
+        (
+            'Check the schema.\n</think>\n{"answer": "yes"}',
+            '{"answer": "yes"}',
+            "Check the schema.",
+        ),
+        ('<think>\n\n</think>{"answer": "yes"}', '{"answer": "yes"}', None),
+    ],
+)
+def test_attach_parsed_moves_thinking_out_of_the_answer(
+    text: str, answer: str, reasoning: str | None
+) -> None:
+    from biorag.llm.base import attach_parsed
+
+    resp = attach_parsed(
+        ChatRequest(messages=[{"role": "user", "content": "q"}], json_schema=SCHEMA),
+        ChatResponse(text=text),
+    )
+    assert (resp.text, resp.reasoning) == (answer, reasoning)
+    assert resp.parsed == {"answer": "yes"} and resp.parse_error is None

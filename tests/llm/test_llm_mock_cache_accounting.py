@@ -222,3 +222,44 @@ def test_accounting_report_merge_and_run() -> None:
     b = Accounting().merge(a).merge(rep)
     assert b.stage("extract").calls == 4 and b.total().completion_tokens == 12
     assert "extract" in a.format_report() and "TOTAL" in a.format_report()
+
+
+class _Checkpoint:
+    """A backend whose cache identity is set apart from its readable model name."""
+
+    name = "fake"
+    model = "final"
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+        self.calls = 0
+
+    def cache_identity(self) -> str:
+        return self.identity
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        return ChatResponse(text=f"from {self.identity}", model=self.model, backend=self.name)
+
+
+async def test_the_cache_key_uses_a_backends_cache_identity(tmp_path: Path) -> None:
+    from biorag.llm import cache_key
+
+    path = tmp_path / "cache.sqlite"
+    answers = []
+    for identity in ("final@aaa:float32", "final@bbb:float32", "final@aaa:float32"):
+        backend = _Checkpoint(identity)
+        with LLM(backend, cache=SQLiteCache(path)) as llm:
+            answers.append(await llm.chat(req("q")))
+    assert [a.text for a in answers] == [f"from final@{x}:float32" for x in ("aaa", "bbb", "aaa")]
+    assert [a.cache_hit for a in answers] == [False, False, True]
+    assert {a.model for a in answers} == {"final"}
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT model FROM llm_cache").fetchall()
+    conn.close()
+    assert rows == [("final",), ("final",)]  # the readable name is what the rows show
+    # A backend without an identity keeps the key it always had.
+    llm, backend = mock_llm(tmp_path, [{"response": "a"}])
+    await llm.chat(req("q2", max_tokens=5, temperature=0.0))
+    key = cache_key(backend.name, backend.model, req("q2", max_tokens=5, temperature=0.0))
+    assert llm.cache is not None and llm.cache.get(key) is not None

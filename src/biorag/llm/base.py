@@ -16,8 +16,10 @@ from biorag.llm.types import ChatRequest, ChatResponse
 class LLMBackend(Protocol):
     """Anything that answers chat requests: a backend, or a middleware wrapping one.
 
-    ``name`` is the backend kind ("openai", "hf", "mock"); ``model`` the model identifier.
-    Both enter the cache key.
+    ``name`` is the backend kind ("openai", "hf", "mock"); ``model`` the model identifier
+    (readable: responses and accounting show it). Both enter the cache key, ``model`` replaced
+    by ``cache_identity()`` when the backend has that method (the in-process backend: the
+    model directory's content fingerprint and how it is loaded).
     """
 
     name: str
@@ -40,27 +42,37 @@ class RetryableLLMError(LLMError):
         self.retry_after = retry_after
 
 
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _THINK = re.compile(r"\A\s*<think>(.*?)(?:</think>|\Z)", re.S)
 
 
 def split_reasoning(text: str) -> tuple[str, str | None]:
-    """``(answer, thinking)``: a leading ``<think>...</think>`` block (DeepSeek-R1, QwQ and
-    other reasoning models served without a reasoning parser) taken out of ``text``; an
-    unclosed block (the output was cut off while thinking) leaves no answer. ``thinking`` is
-    None when there is no such block."""
+    """``(answer, thinking)``: a reasoning model's thinking (DeepSeek-R1, QwQ and others served
+    without a reasoning parser) taken out of ``text``.
+
+    The thinking is a leading ``<think>...</think>`` block, or, when the chat template put
+    ``<think>`` in the prompt so the output starts mid-thought, everything before a
+    ``</think>`` that no ``<think>`` precedes. An unclosed leading block (the output was cut off
+    while thinking) leaves no answer. Without any of these ``text`` comes back unchanged.
+    ``thinking`` is None then, and also when the block is empty (its tags are still removed)."""
     m = _THINK.match(text)
-    if m is None:
-        return text, None
-    return text[m.end() :].lstrip(), m.group(1).strip()
+    if m is not None:
+        answer, thinking = text[m.end() :], m.group(1)
+    else:
+        end = text.find(THINK_CLOSE)
+        if end < 0 or THINK_OPEN in text[:end]:
+            return text, None
+        answer, thinking = text[end + len(THINK_CLOSE) :], text[:end]
+    return answer.lstrip(), thinking.strip() or None
 
 
 def attach_parsed(req: ChatRequest, resp: ChatResponse) -> ChatResponse:
-    """Finish a response: move a leading ``<think>`` block to ``reasoning`` (so no stage reads
-    a model's thinking as its answer), then fill ``parsed`` / ``parse_error`` when the request
-    asked for JSON."""
+    """Finish a response: move a reasoning model's thinking to ``reasoning`` (see
+    :func:`split_reasoning`; so no stage reads it as the answer), then fill ``parsed`` /
+    ``parse_error`` when the request asked for JSON."""
     answer, thinking = split_reasoning(resp.text)
+    resp.text = answer
     if thinking is not None:
-        resp.text = answer
         resp.reasoning = "\n\n".join(t for t in (resp.reasoning, thinking) if t)
     if req.json_schema is None:
         return resp

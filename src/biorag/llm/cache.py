@@ -2,7 +2,11 @@
 
 The key is the SHA-256 of a canonical JSON of everything that determines an answer: the cache
 format version, backend name, model, messages, max_tokens, temperature, stop, json_schema,
-logprobs, top_logprobs and the prompt template version. Never an API key or a base URL.
+logprobs, top_logprobs and the prompt template version. Never an API key or a base URL. The
+model is the backend's ``cache_identity()`` where it has one (an in-process model: its name,
+a fingerprint of its directory's content and its load precision, see
+:class:`~biorag.llm.middleware.CacheMiddleware`), else its ``model``; the ``model`` column of
+a row keeps the readable name the response showed.
 One connection is shared under a lock; calls from asyncio code run in a worker thread.
 Several processes may share the file (WAL + busy timeout).
 """
@@ -46,7 +50,8 @@ _STORED = (
 
 
 def cache_key(backend: str, model: str, req: ChatRequest) -> str:
-    """SHA-256 hex of the canonical JSON of what determines the answer to ``req``."""
+    """SHA-256 hex of the canonical JSON of what determines the answer to ``req``; ``model``
+    is the model's cache identity (see the module docstring)."""
     payload = {
         "v": CACHE_FORMAT_VERSION,
         "backend": backend,

@@ -7,6 +7,11 @@ the first user message when the template refuses a system role). Decoding is gre
 lock (one generation at a time), and stop strings cut the text like the OpenAI API does.
 4-bit loading uses bitsandbytes when ``load_in_4bit`` is "yes", or "auto" with bitsandbytes and
 CUDA present.
+
+A reasoning model's ``</think>`` survives decoding even where its tokenizer counts it a special
+token, so :func:`~biorag.llm.base.attach_parsed` can move the thinking to ``reasoning``. The
+cache knows the model by :meth:`HFBackend.cache_identity` (its directory's content and how it
+is loaded), not by the directory name that responses show.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import ConfigError, LLMError
-from biorag.llm.base import attach_parsed, with_schema_instruction
+from biorag.llm.base import THINK_CLOSE, attach_parsed, with_schema_instruction
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
+from biorag.util.fingerprint import model_fingerprint
 
 
 def _plain_prompt(messages: list[dict[str, str]]) -> str:
@@ -58,7 +64,11 @@ def _stop_criteria(tok: Any, n_prompt: int, stops: list[str]) -> Any:
 
 
 class HFBackend:
-    """Greedy generation with a local transformers model directory."""
+    """Greedy generation with a local transformers model directory.
+
+    ``model`` (default: the directory's name) is the readable name responses and accounting
+    show; the cache key uses :meth:`cache_identity` instead.
+    """
 
     name = "hf"
 
@@ -76,6 +86,7 @@ class HFBackend:
         self._lock = threading.Lock()
         self._tok: Any = None
         self._lm: Any = None
+        self._identity: str | None = None
 
     def __repr__(self) -> str:
         return f"HFBackend(path={str(self.path)!r}, model={self.model!r})"
@@ -90,18 +101,48 @@ class HFBackend:
             return True
         return self.load_in_4bit == "auto" and has_bnb and bool(torch.cuda.is_available())
 
+    def _device(self, torch: Any) -> str:
+        return self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+    def _precision(self, torch: Any) -> str:
+        """How the weights load here: "nf4" (4-bit), "bfloat16" (CUDA) or "float32"."""
+        if self._use_4bit(torch):
+            return "nf4"
+        return "bfloat16" if self._device(torch).startswith("cuda") else "float32"
+
+    def _check_path(self) -> None:
+        if not self.path.is_dir():
+            raise ConfigError(f"llm.hf_path {self.path} is not a model directory")
+
+    def cache_identity(self) -> str:
+        """The model as the cache key names it: ``model@<fingerprint>:<precision>``.
+
+        The fingerprint (:func:`~biorag.util.fingerprint.model_fingerprint`) covers the model
+        directory's files (configs and tokenizer in full, weights by size and samples of their
+        bytes), so two checkpoints in folders of one name (``run1/final``, ``run2/final``) do
+        not share cached answers, nor does one checkpoint loaded in 4 bits and in bfloat16.
+        Computed once (it reads the directory and imports torch); blocking, so async callers
+        run it in a thread.
+        """
+        if self._identity is None:
+            self._check_path()
+            import torch
+
+            fingerprint = model_fingerprint(self.path)
+            self._identity = f"{self.model}@{fingerprint}:{self._precision(torch)}"
+        return self._identity
+
     def _load(self) -> None:
         """Load tokenizer and model (called under the lock, in the worker thread)."""
         if self._lm is not None:
             return
-        if not self.path.is_dir():
-            raise ConfigError(f"llm.hf_path {self.path} is not a model directory")
+        self._check_path()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = self._device(torch)
         kwargs: dict[str, Any] = {}
-        if self._use_4bit(torch):
+        if self._precision(torch) == "nf4":
             from transformers import BitsAndBytesConfig
 
             kwargs["quantization_config"] = BitsAndBytesConfig(
@@ -173,7 +214,7 @@ class HFBackend:
             logprobs = None
             if want_lp and out.logits is not None:
                 logprobs = self._logprobs(new_ids, out.logits, req.top_logprobs)
-        text = tok.decode(new_ids, skip_special_tokens=True)
+        text = self._decode(new_ids)
         finish = "length" if len(new_ids) >= gen_kwargs["max_new_tokens"] else "stop"
         for s in req.stop or []:
             cut = text.find(s)
@@ -190,6 +231,23 @@ class HFBackend:
             finish_reason=finish,
         )
         return attach_parsed(req, resp)
+
+    def _decode(self, ids: list[int]) -> str:
+        """The generated text without special tokens, but with a reasoning model's
+        ``</think>`` token kept as text even where its tokenizer counts it special (skipping it
+        would glue the thinking to the answer)."""
+        tok = self._tok
+        end = tok.convert_tokens_to_ids(THINK_CLOSE)
+        if (
+            isinstance(end, int)
+            and end in ids
+            and tok.convert_ids_to_tokens(end) == THINK_CLOSE  # not the unknown token
+        ):
+            cut = ids.index(end)
+            head = tok.decode(ids[:cut], skip_special_tokens=True)
+            tail = tok.decode(ids[cut + 1 :], skip_special_tokens=True)
+            return f"{head}{THINK_CLOSE}{tail}"
+        return str(tok.decode(ids, skip_special_tokens=True))
 
     def _logprobs(self, ids: list[int], logits: Any, top_n: int) -> list[TokenLogprob]:
         """Per generated token: its log-probability and the ``top_n`` best alternatives."""

@@ -48,18 +48,30 @@ class CacheMiddleware(_Wrapper):
 
     Only successful answers are stored, and for JSON requests only answers that parsed, so a
     retry after a malformed answer reaches the model again. Backends with ``cacheable = False``
-    (a mock with a callable responder) bypass the cache.
+    (a mock with a callable responder) bypass the cache. The key names the model by the
+    backend's ``cache_identity()`` when it has one (computed once, in a worker thread), else
+    by ``model``.
     """
 
     def __init__(self, inner: LLMBackend, cache: SQLiteCache, accounting: Accounting) -> None:
         super().__init__(inner)
         self.cache = cache
         self.accounting = accounting
+        self._identity: str | None = None
+
+    async def identity(self) -> str:
+        """The model's name in cache keys: the backend's ``cache_identity()``, else ``model``."""
+        get = getattr(self._backend(), "cache_identity", None)
+        if not callable(get):
+            return self.model
+        if self._identity is None:
+            self._identity = str(await asyncio.to_thread(get))
+        return self._identity
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
         if not getattr(self._backend(), "cacheable", True):
             return await self.inner.chat(req)
-        key = cache_key(self.name, self.model, req)
+        key = cache_key(self.name, await self.identity(), req)
         hit = await self.cache.aget(key)
         if hit is not None:
             logprobs = hit.get("logprobs")
