@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,6 +74,20 @@ def print_accounting(report: dict[str, Any]) -> None:
             f" seconds={row.get('latency_s', 0.0):.2f}",
             err=True,
         )
+
+
+@contextmanager
+def llm_session(llm: Any | None) -> Iterator[dict[str, Any]]:
+    """Run a block with ``llm`` (None: no LLM); yields a dict that holds the LLM's accounting
+    report once the block has finished, and closes the LLM however the block ends."""
+    accounting: dict[str, Any] = {}
+    try:
+        yield accounting
+        if llm is not None:
+            accounting.update(llm.accounting.report())
+    finally:
+        if llm is not None:
+            llm.close()
 
 
 def parse_json_option(value: str | None, name: str) -> Any:

@@ -12,6 +12,7 @@ from biorag.cli.common import (
     STATE,
     emit_json,
     handle_errors,
+    llm_session,
     parse_json_option,
     print_accounting,
 )
@@ -84,7 +85,7 @@ def build(
         raise BioragError("--batch-size must be at least 1")
     embedder = _embedder()
     llm = _llm()
-    try:
+    with llm_session(llm) as accounting:
         report = build_kg(
             source,
             fmt,
@@ -99,10 +100,6 @@ def build(
             explanations=explanations,
             progress=_say,
         )
-        accounting = llm.accounting.report() if llm is not None else {}
-    finally:
-        if llm is not None:
-            llm.close()
     if report.dropped:
         _say(f"dropped {len(report.dropped)}: " + _reasons(report.dropped_by_reason()))
         for d in report.dropped[:SHOW_DROPPED]:

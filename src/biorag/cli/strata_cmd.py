@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from biorag.cli.common import STATE, emit_json, handle_errors, print_accounting
+from biorag.cli.common import STATE, emit_json, handle_errors, llm_session, print_accounting
 from biorag.errors import BioragError, InputFormatError
 
 app = typer.Typer(
@@ -191,12 +191,8 @@ def build(
     llm = _llm()
     if llm is None:
         _say("no LLM configured: no-LLM floor (patterns, vocabulary, keywords)")
-    try:
+    with llm_session(llm) as accounting:
         report = build_strata(rows, llm, embedder, vocab, out, backend=b, uri=uri, **kw)
-        accounting = llm.accounting.report() if llm is not None else {}
-    finally:
-        if llm is not None:
-            llm.close()
     if as_json:
         emit_json({**asdict(report), "accounting": accounting})
     else:
@@ -330,23 +326,18 @@ def generate(
         for p in load_papers(papers, limit)
     }
     llm = _llm()
-    try:
-        with _open_strata(strata, b, uri, kw) as store:
-            report = asyncio.run(
-                generate_biocdqa(
-                    store,
-                    docs,
-                    llm,
-                    n_questions=n_questions,
-                    max_papers=max_papers,
-                    seed=seed,
-                    out_path=out,
-                )
+    with llm_session(llm) as accounting, _open_strata(strata, b, uri, kw) as store:
+        report = asyncio.run(
+            generate_biocdqa(
+                store,
+                docs,
+                llm,
+                n_questions=n_questions,
+                max_papers=max_papers,
+                seed=seed,
+                out_path=out,
             )
-        accounting = llm.accounting.report() if llm is not None else {}
-    finally:
-        if llm is not None:
-            llm.close()
+        )
     if as_json:
         emit_json({**asdict(report), "accounting": accounting})
     else:
