@@ -71,28 +71,52 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[i : i + size]
 
 
+def kg_db_path(path: str | Path) -> Path:
+    """The SQLite file for ``path``: itself for ``*.sqlite``/``*.db``/an existing file or
+    ``:memory:``, else ``path/kg.sqlite``."""
+    p = Path(path)
+    if str(path) == ":memory:" or p.suffix in (".sqlite", ".db") or p.is_file():
+        return p
+    return p / FILENAME
+
+
+def connect_kg_db(
+    path: Path, schema: str, pragmas: tuple[str, ...] = (), **connect: Any
+) -> sqlite3.Connection:
+    """A connection to the knowledge-graph file ``path`` (WAL journal), ``schema`` created;
+    a one-line BioragError naming the path when it cannot be opened. Both layers of the shared
+    store (flat triplets, BioStrataKG's typed graph) open their file this way."""
+    try:
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, **connect)
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", *pragmas):
+            db.execute(f"PRAGMA {pragma}")
+        db.executescript(schema)
+    except (OSError, sqlite3.Error) as e:
+        raise BioragError(
+            f"cannot open the knowledge graph {path}: {e}; "
+            "pass a directory (the file is kg.sqlite) or an SQLite file it can write"
+        ) from e
+    return db
+
+
 class SQLiteKGStore:
     """A :class:`~biorag.kg.store.KGStore` in one SQLite file (safe to share across threads)."""
 
     def __init__(self, path: str | Path, *, batch_size: int = 20_000):
-        p = Path(path)
-        self.path = p if p.suffix in (".sqlite", ".db") or p.is_file() else p / FILENAME
+        self.path = kg_db_path(path)
         self.batch_size = max(1, int(batch_size))
         self._lock = threading.RLock()
         self._ids: dict[str, int] | None = None  # key -> entity id, loaded on the first write
         self._version = -1  # PRAGMA data_version when _ids was loaded
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB: random index inserts
-            self.db.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as e:
-            raise BioragError(
-                f"cannot open the knowledge graph {self.path}: {e}; "
-                "pass a directory (the file is kg.sqlite) or an SQLite file it can write"
-            ) from e
+        self.db = connect_kg_db(
+            self.path,
+            SCHEMA,
+            ("cache_size=-65536",),  # 64 MiB: random index inserts
+            check_same_thread=False,
+            isolation_level=None,
+        )
 
     def __repr__(self) -> str:
         return f"SQLiteKGStore({str(self.path)!r})"

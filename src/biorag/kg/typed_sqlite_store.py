@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import BioragError
-from biorag.kg.sqlite_store import FILENAME
+from biorag.kg.sqlite_store import FILENAME, connect_kg_db, kg_db_path
 from biorag.kg.typed_store import check_type, node_key, unique_aliases
 
 __all__ = ["FILENAME", "SQLiteTypedStore"]
@@ -59,14 +58,6 @@ CREATE INDEX IF NOT EXISTS typed_nodes_vocab ON typed_nodes(vocab_id);
 """
 
 
-def _db_path(path: str | Path) -> Path:
-    """The SQLite file for ``path``: itself for ``*.sqlite``/``*.db``/a file, else DIR/kg.sqlite."""
-    p = Path(path)
-    if str(path) == ":memory:" or p.suffix in (".sqlite", ".db") or p.is_file():
-        return p
-    return p / FILENAME
-
-
 def _node(row: sqlite3.Row) -> dict[str, Any]:
     d = dict(row)
     d["attrs"] = json.loads(d.get("attrs") or "{}")
@@ -77,21 +68,9 @@ class SQLiteTypedStore:
     """A :class:`~biorag.kg.typed_store.TypedGraphStore` in the knowledge graph's SQLite file."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = _db_path(path)
-        try:
-            if str(self.path) != ":memory:":
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path)
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as e:
-            raise BioragError(
-                f"cannot open the knowledge graph {self.path}: {e}; "
-                "pass a directory (the file is kg.sqlite) or an SQLite file it can write"
-            ) from e
+        self.path = kg_db_path(path)
+        self.conn = connect_kg_db(self.path, SCHEMA, ("foreign_keys=ON",))
+        self.conn.row_factory = sqlite3.Row
 
     def __repr__(self) -> str:
         return f"SQLiteTypedStore({str(self.path)!r})"
