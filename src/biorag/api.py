@@ -39,24 +39,18 @@ class BioRAG:
         from biorag.retrieve.index import IndexDir
 
         self._reset_searcher()
-        idx = IndexDir(
+        with IndexDir(
             self.index, self.runtime.embedder, self.settings.chunking, self.settings.retrieval
-        )
-        try:
+        ) as idx:
             return idx.add(load_corpora([Path(p) for p in paths], fmt)).to_dict()
-        finally:
-            idx.close()
 
     def remove(self, doc_ids: list[str]) -> dict[str, Any]:
         """Delete documents by content id or source id (PMID)."""
         from biorag.retrieve.index import IndexDir
 
         self._reset_searcher()
-        idx = IndexDir(self.index, self.runtime.embedder, retrieval=self.settings.retrieval)
-        try:
+        with IndexDir(self.index, self.runtime.embedder, retrieval=self.settings.retrieval) as idx:
             return idx.remove(doc_ids).to_dict()
-        finally:
-            idx.close()
 
     def search(
         self, query: str, k: int = 10, retriever: str | None = None, level: str = "chunk"

@@ -32,11 +32,8 @@ def ensure_demo_index(home: Path, rt: Runtime) -> Path:
     s = STATE.settings()
     with resources.as_file(resources.files(DATA).joinpath("pubmedqa_sample.jsonl")) as sample:
         loaded = load_corpus(sample, "jsonl", source="pubmedqa-sample")
-    idx = IndexDir(path, rt.embedder, s.chunking, s.retrieval, name="pubmedqa-sample")
-    try:
+    with IndexDir(path, rt.embedder, s.chunking, s.retrieval, name="pubmedqa-sample") as idx:
         idx.add(loaded)
-    finally:
-        idx.close()
     return path
 
 

@@ -70,11 +70,8 @@ def build(
 
     s = STATE.settings()
     loaded = _load(corpus, fmt)  # a bad input fails before anything is written
-    idx = IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name)
-    try:
+    with IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name) as idx:
         _report(idx.add(loaded), as_json)
-    finally:
-        idx.close()
 
 
 @app.command()
@@ -91,11 +88,8 @@ def add(
     read_manifest(index)
     s = STATE.settings()
     loaded = _load(files, fmt)
-    idx = IndexDir(index, _embedder(), retrieval=s.retrieval)
-    try:
+    with IndexDir(index, _embedder(), retrieval=s.retrieval) as idx:
         _report(idx.add(loaded), as_json)
-    finally:
-        idx.close()
 
 
 @app.command()
@@ -110,11 +104,8 @@ def remove(
 
     read_manifest(index)
     s = STATE.settings()
-    idx = IndexDir(index, _embedder(), retrieval=s.retrieval)
-    try:
+    with IndexDir(index, _embedder(), retrieval=s.retrieval) as idx:
         _report(idx.remove(doc_ids), as_json)
-    finally:
-        idx.close()
 
 
 @app.command()

@@ -130,6 +130,12 @@ class IndexDir:
     def close(self) -> None:
         self.store.close()
 
+    def __enter__(self) -> IndexDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- building --------------------------------------------------------------------------
     def add(self, loaded: LoadReport | list[Document], batch_size: int = 256) -> BuildReport:
         """Store new documents, then chunk, embed and index everything still pending."""
