@@ -22,12 +22,9 @@ from __future__ import annotations
 import os
 import sys
 
-_THREADS = "2"
-for _i, _a in enumerate(sys.argv):
-    if _a == "--threads" and _i + 1 < len(sys.argv):
-        _THREADS = sys.argv[_i + 1]
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, _THREADS)
+from _bench import pin_threads, reset_peak, status_gb
+
+_THREADS = pin_threads()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -69,32 +66,13 @@ def make_data(n: int, dim: int = DIM, seed: int = 0, per_cluster: int = 5) -> np
     return x
 
 
-def proc_mb(field: str) -> float:
-    """A memory field of /proc/self/status (VmRSS, VmHWM) in MB."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def reset_peak() -> bool:
-    """Reset VmHWM (peak RSS) to the current RSS; False where the kernel does not allow it."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def worker(args: argparse.Namespace) -> None:
     """One clustering run; prints a JSON line and saves the labels."""
     from biorag.graph.upgma import cluster_vectors
 
     x = make_data(args.n, seed=args.seed)
     peak_was_reset = reset_peak()
-    before = proc_mb("VmRSS")
+    before = status_gb("VmRSS") * 1e6 / 1024
     t0 = time.perf_counter()
     if args.method == "exact":
         res = cluster_vectors(x, args.threshold, block_above=args.n)
@@ -103,7 +81,7 @@ def worker(args: argparse.Namespace) -> None:
         res = cluster_vectors(x, args.threshold, block_above=0, index=index)  # type: ignore[arg-type]
     seconds = time.perf_counter() - t0
     peak = (
-        proc_mb("VmHWM")
+        status_gb("VmHWM") * 1e6 / 1024
         if peak_was_reset
         else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     )

@@ -35,14 +35,9 @@ import argparse
 import os
 import sys
 
-_THREADS = "2"
-for _i, _a in enumerate(sys.argv):
-    if _a == "--threads" and _i + 1 < len(sys.argv):
-        _THREADS = sys.argv[_i + 1]
-    elif _a.startswith("--threads="):
-        _THREADS = _a.split("=", 1)[1]
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, _THREADS)
+from _bench import peak_gb, pin_threads, reset_peak, status_gb
+
+_THREADS = pin_threads()
 
 import contextlib  # noqa: E402
 import gc  # noqa: E402
@@ -50,7 +45,6 @@ import hashlib  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
-import resource  # noqa: E402
 import shlex  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
@@ -89,32 +83,6 @@ def log(msg: str) -> None:
 
 
 # -- memory ------------------------------------------------------------------------------------
-
-
-def _status(field: str) -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1e6  # kB -> GB
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-
-
-def reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
-def peak_gb() -> float:
-    return round(_status("VmHWM"), 3)
-
-
-def rss_gb() -> float:
-    return _status("VmRSS")
 
 
 # -- the in-memory baseline --------------------------------------------------------------------
@@ -310,7 +278,7 @@ def worker(args: argparse.Namespace) -> None:
     shutil.rmtree(directory, ignore_errors=True)
     gc.collect()
     was_reset = reset_peak()
-    before = rss_gb()
+    before = status_gb("VmRSS")
     t0 = time.perf_counter()
     store = open_store(directory) if kind == "sqlite" else MemoryKGStore()
     rep = store.add_triplets(synthetic_triplets(names, n))
@@ -325,7 +293,7 @@ def worker(args: argparse.Namespace) -> None:
         "duplicates": rep.duplicates,
         "entities": store.count_entities(),
         "build_peak_rss_gb": peak_gb() if was_reset else None,
-        "store_rss_mb": round((rss_gb() - before) * 1000, 1),
+        "store_rss_mb": round((status_gb("VmRSS") - before) * 1000, 1),
         "disk_mb": round(sum(f.stat().st_size for f in directory.glob("kg.sqlite*")) / 1e6, 1),
     }
     # the entity vectors: MiniLM's (computed once by the parent), random unit vectors beyond

@@ -54,8 +54,9 @@ from __future__ import annotations
 import os
 import sys
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "2")
+from _bench import pin_threads
+
+pin_threads()
 
 import argparse  # noqa: E402
 import glob  # noqa: E402

@@ -21,22 +21,15 @@ import argparse
 import os
 import sys
 
-_THREADS = "2"
-for _i, _a in enumerate(sys.argv):
-    if _a == "--threads" and _i + 1 < len(sys.argv):
-        _THREADS = sys.argv[_i + 1]
-    elif _a.startswith("--threads="):
-        _THREADS = _a.split("=", 1)[1]
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, _THREADS)
+from _bench import peak_gb, pin_threads, reset_peak, rss_gb
+
+_THREADS = pin_threads()
 
 import collections  # noqa: E402
-import contextlib  # noqa: E402
 import glob  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
-import resource  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -57,29 +50,6 @@ ROWS: list[dict[str, Any]] = []
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def _status(field: str) -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1e6  # kB -> GB
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-
-
-def reset_peak() -> None:
-    with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
-
-
-def peak_gb() -> float:
-    return round(_status("VmHWM"), 2)
-
-
-def rss_gb() -> float:
-    return round(_status("VmRSS"), 2)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -159,7 +129,7 @@ def bench_dense_kinds(
     kept: dict[str, DenseIndex] = {}
     for kind in ["flat", *[k for k in kinds if k != "flat"]]:
         reset_peak()
-        before = rss_gb()
+        before = rss_gb(2)
         index, secs = timed(lambda kind=kind: DenseIndex.build(ids, vectors, kind=kind))
         extra = {}
         if kind == "hnsw":
@@ -178,8 +148,8 @@ def bench_dense_kinds(
             build_per_s=round(len(ids) / max(secs, 1e-9)),
             **lat,
             recall10_vs_flat=recall_at(results, exact) if exact else None,
-            peak_gb=peak_gb(),
-            index_rss_gb=round(rss_gb() - before, 2),
+            peak_gb=peak_gb(2),
+            index_rss_gb=round(rss_gb(2) - before, 2),
             **extra,
         )
         hyb = latencies(hybrid_fn(bm25, index, queries, qvecs), nq)
@@ -232,7 +202,7 @@ def real_part(args: argparse.Namespace, out: dict[str, Any]) -> None:
         build_per_s=round(cached.misses / secs, 1) if cached.misses else None,
         computed=cached.misses,
         from_cache=cached.hits,
-        peak_gb=peak_gb(),
+        peak_gb=peak_gb(2),
     )
     qvecs = cached.embed(questions)
     qlat = latencies(lambda i: inner.embed_query(questions[i]), nq)  # uncached
@@ -249,7 +219,7 @@ def real_part(args: argparse.Namespace, out: dict[str, Any]) -> None:
         build_s=round(secs, 2),
         build_per_s=round(len(ids) / secs),
         **lat,
-        peak_gb=peak_gb(),
+        peak_gb=peak_gb(2),
     )
     for threads in (1, args.threads):
         _, secs = timed(lambda t=threads: bm25.search(questions, FINAL_K, n_threads=t))
@@ -327,11 +297,11 @@ def synthetic_part(args: argparse.Namespace, out: dict[str, Any]) -> None:
         build_s=round(secs, 2),
         build_per_s=round(n / secs),
         **lat,
-        peak_gb=peak_gb(),
+        peak_gb=peak_gb(2),
     )
     vectors, secs = timed(lambda: random_unit(n, 384, seed=2))
     qvecs = random_unit(len(questions), 384, seed=3)
-    log(f"random vectors: {secs:.1f}s, rss {rss_gb()} GB")
+    log(f"random vectors: {secs:.1f}s, rss {rss_gb(2)} GB")
     for m in args.flat_sizes:
         if m >= n:
             continue
