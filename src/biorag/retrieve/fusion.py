@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from biorag.retrieve.hits import Hit
 
 
@@ -21,26 +23,15 @@ def reciprocal_rank_fusion(
     """
     if k < 0:
         raise ValueError(f"rrf k must be >= 0, got {k}")
-    if weights is None:
-        weights = [1.0] * len(rankings)
-    if len(weights) != len(rankings):
-        raise ValueError(f"got {len(weights)} weights for {len(rankings)} rankings")
-    scores: dict[str, float] = {}
-    best: dict[str, tuple[int, int]] = {}
-    for r_idx, (ranking, w) in enumerate(zip(rankings, weights, strict=True)):
-        seen: dict[str, int] = {}
+
+    def contributions(ranking: list[Hit]) -> dict[str, tuple[float, int]]:
+        best_rank: dict[str, int] = {}
         for hit in ranking:
-            if hit.id not in seen or hit.rank < seen[hit.id]:
-                seen[hit.id] = hit.rank
-        for doc_id, rank in seen.items():
-            scores[doc_id] = scores.get(doc_id, 0.0) + w / (k + rank)
-            key = (rank, r_idx)
-            if doc_id not in best or key < best[doc_id]:
-                best[doc_id] = key
-    order = sorted(scores, key=lambda d: (-scores[d], best[d][0], best[d][1], d))
-    if limit is not None:
-        order = order[: max(limit, 0)]
-    return [Hit(id=d, score=scores[d], rank=i) for i, d in enumerate(order, start=1)]
+            if hit.id not in best_rank or hit.rank < best_rank[hit.id]:
+                best_rank[hit.id] = hit.rank
+        return {d: (1.0 / (k + r), r) for d, r in best_rank.items()}
+
+    return _fuse(rankings, weights, limit, contributions)
 
 
 def convex_score_fusion(
@@ -60,6 +51,34 @@ def convex_score_fusion(
     hits ranked 1.. with the fused score, at most ``limit`` of them (all when None). An id
     listed twice in one ranking counts once, with its best score and rank.
     """
+
+    def contributions(ranking: list[Hit]) -> dict[str, tuple[float, int]]:
+        top: dict[str, tuple[float, int]] = {}
+        for hit in ranking:
+            old = top.get(hit.id)
+            top[hit.id] = (
+                (hit.score, hit.rank)
+                if old is None
+                else (max(old[0], hit.score), min(old[1], hit.rank))
+            )
+        if not top:
+            return {}
+        lo = min(sc for sc, _ in top.values())
+        span = max(sc for sc, _ in top.values()) - lo
+        return {d: ((sc - lo) / span if span > 0 else 1.0, r) for d, (sc, r) in top.items()}
+
+    return _fuse(rankings, weights, limit, contributions)
+
+
+def _fuse(
+    rankings: list[list[Hit]],
+    weights: list[float] | None,
+    limit: int | None,
+    contributions: Callable[[list[Hit]], dict[str, tuple[float, int]]],
+) -> list[Hit]:
+    """Sum ``weight * value`` over the rankings, where ``contributions(ranking)`` gives each id
+    its ``(value, best rank)`` in that ranking; order by fused score, then by the best rank an id
+    reached, the earliest ranking that gave it, and the id; ranks from 1, at most ``limit``."""
     if weights is None:
         weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):
@@ -67,21 +86,8 @@ def convex_score_fusion(
     scores: dict[str, float] = {}
     best: dict[str, tuple[int, int]] = {}
     for r_idx, (ranking, w) in enumerate(zip(rankings, weights, strict=True)):
-        if not ranking:
-            continue
-        top: dict[str, tuple[float, int]] = {}
-        for hit in ranking:
-            old = top.get(hit.id)
-            if old is None:
-                top[hit.id] = (hit.score, hit.rank)
-            else:
-                top[hit.id] = (max(old[0], hit.score), min(old[1], hit.rank))
-        lo = min(s for s, _ in top.values())
-        hi = max(s for s, _ in top.values())
-        span = hi - lo
-        for doc_id, (score, rank) in top.items():
-            norm = (score - lo) / span if span > 0 else 1.0
-            scores[doc_id] = scores.get(doc_id, 0.0) + w * norm
+        for doc_id, (value, rank) in contributions(ranking).items():
+            scores[doc_id] = scores.get(doc_id, 0.0) + w * value
             key = (rank, r_idx)
             if doc_id not in best or key < best[doc_id]:
                 best[doc_id] = key
