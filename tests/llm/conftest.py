@@ -138,12 +138,37 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         thread.join(timeout=5)
 
 
+def save_random_llama(
+    path: Path, tok: Any, *, hidden: int, layers: int, heads: int, seed: int
+) -> Path:
+    """A random Llama of the given size for ``tok`` (with its special tokens), saved with the
+    tokenizer under ``path``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=128,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    LlamaForCausalLM(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama model with a word-level tokenizer and a chat template, on disk."""
-    import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     sentences = [
         "the patient has a fever",
@@ -167,21 +192,5 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }}\n{% endfor %}"
         "{% if add_generation_prompt %}assistant :{% endif %}"
     )
-    config = LlamaConfig(
-        vocab_size=fast.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        bos_token_id=fast.bos_token_id,
-        eos_token_id=fast.eos_token_id,
-        pad_token_id=fast.pad_token_id,
-    )
-    torch.manual_seed(3)
-    model = LlamaForCausalLM(config)
     path = tmp_path_factory.mktemp("tiny-llama")
-    model.save_pretrained(path)
-    fast.save_pretrained(path)
-    return path
+    return save_random_llama(path, fast, hidden=32, layers=2, heads=2, seed=3)

@@ -31,26 +31,12 @@ MESSAGES = [
 
 @pytest.fixture(scope="module")
 def gpu_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from tests.llm.conftest import save_random_llama
+    from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    config = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=4,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=128,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(5)
     path = tmp_path_factory.mktemp("gpu-llama")
-    LlamaForCausalLM(config).save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
+    return save_random_llama(path, tok, hidden=256, layers=4, heads=4, seed=5)
 
 
 def _module_kinds(backend: HFBackend) -> set[str]:
