@@ -155,6 +155,7 @@ def _pending(
     records: list[dict[str, Any]],
     done: set[tuple[str, str, str, str, str]],
     model_id: str,
+    prompt: str,
 ) -> tuple[list[tuple[str, QAItem, str, str]], int]:
     """(method, item, ideal, answer) still to judge, and how many are judged already."""
     latest = latest_records(records)
@@ -169,7 +170,7 @@ def _pending(
             if rec is None or rec.get("error"):
                 continue
             text = judged_text(rec)
-            if (m, it.id, answer_sha256(text), model_id, judge_score.prompt_version()) in done:
+            if (m, it.id, answer_sha256(text), model_id, prompt) in done:
                 already += 1
             else:
                 pending.append((m, it, ideal, text))
@@ -198,7 +199,8 @@ async def judge_answers(
     path = out / JUDGMENTS_FILE
     done = {judgment_key(j) for j in read_judgments(path, repair=True)}
     records = read_predictions(out / PREDICTIONS_FILE)
-    pending, already = _pending(items, methods, records, done, judge.model_id)
+    prompt = judge_score.prompt_version()  # read once: the template files are hashed
+    pending, already = _pending(items, methods, records, done, judge.model_id, prompt)
     stats = JudgeStats(already_judged=already)
     if not pending:
         return stats
@@ -231,7 +233,7 @@ async def judge_answers(
                     "question_id": item.id,
                     "answer_sha256": answer_sha256(text),
                     "judge_model": judge.model_id,
-                    "judge_prompt": judge_score.prompt_version(),
+                    "judge_prompt": prompt,
                     "score": got.score,
                     "reason": got.reason,
                     "raw": got.raw,
