@@ -16,7 +16,8 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
     ``sentence-transformers``: ``settings.model`` is a local directory or the bundled
     all-MiniLM-L6-v2 (nothing is downloaded; the model loads on first use).
     ``openai``: ``settings.base_url`` (required) serves ``/v1/embeddings`` for ``settings.model``;
-    the key is read from ``$settings.api_key_env``.
+    the key is read from ``$settings.api_key_env``; its dimension, once learnt, is remembered in
+    ``cache_dir`` (no probe request in later processes).
     """
     embedder: Embedder
     if settings.backend == "sentence-transformers":
@@ -40,6 +41,7 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
             settings.model,
             api_key_env=settings.api_key_env,
             batch_size=settings.batch_size,
+            state_dir=cache_dir,
         )
     else:  # pragma: no cover - the settings model rejects other values
         raise ConfigError(f"unknown embed.backend {settings.backend!r}")
