@@ -71,7 +71,8 @@ def print_accounting(report: dict[str, Any]) -> None:
             f"  {stage:<18} calls={row.get('calls', 0):<5} cached={row.get('cache_hits', 0):<5}"
             f" prompt_tokens={row.get('prompt_tokens', 0):<7}"
             f" completion_tokens={row.get('completion_tokens', 0):<7}"
-            f" seconds={row.get('latency_s', 0.0):.2f}",
+            f" seconds={row.get('latency_s', 0.0):.2f}"
+            + (f" loops_cut={row['repetition_cuts']}" if row.get("repetition_cuts") else ""),
             err=True,
         )
 

@@ -23,7 +23,9 @@ class StageStats:
     ``calls`` counts answered requests (cache hits included); tokens count only new tokens
     (hits add none); ``latency_s`` sums backend latency; ``attempt_errors`` counts failed
     backend attempts (retried or not); ``failures`` counts requests that failed for good;
-    ``parse_failures`` counts JSON requests whose answer could not be parsed.
+    ``parse_failures`` counts JSON requests whose answer could not be parsed;
+    ``repetition_cuts`` counts answers whose degenerate loop was cut off
+    (:mod:`biorag.llm.repetition`).
     """
 
     calls: int = 0
@@ -34,6 +36,7 @@ class StageStats:
     attempt_errors: int = 0
     failures: int = 0
     parse_failures: int = 0
+    repetition_cuts: int = 0
 
     def add(self, other: StageStats) -> None:
         for f in fields(self):
@@ -58,8 +61,10 @@ class Accounting:
         completion_tokens: int,
         latency_s: float,
         parse_failed: bool = False,
+        repetition_cut: bool = False,
     ) -> None:
-        """A request answered by the backend."""
+        """A request answered by the backend (``repetition_cut``: its answer looped and was
+        cut)."""
         with self._lock:
             s = self._stage(stage)
             s.calls += 1
@@ -67,6 +72,7 @@ class Accounting:
             s.completion_tokens += completion_tokens
             s.latency_s += latency_s
             s.parse_failures += int(parse_failed)
+            s.repetition_cuts += int(repetition_cut)
 
     def record_cache_hit(self, stage: str, parse_failed: bool = False) -> None:
         """A request answered from the cache (no new tokens)."""
@@ -134,10 +140,11 @@ class Accounting:
                 self.wall_s += time.perf_counter() - start
 
     def format_report(self) -> str:
-        """A small text table, one line per stage and a total line."""
+        """A small text table, one line per stage and a total line (``loops``: answers cut back
+        from a degenerate repetition)."""
         rep = self.report()
-        cols = ("calls", "hits", "prompt", "compl", "lat_s", "fail")
-        widths = (6, 6, 9, 8, 8, 5)
+        cols = ("calls", "hits", "prompt", "compl", "lat_s", "fail", "loops")
+        widths = (6, 6, 9, 8, 8, 5, 5)
         lines = [
             f"{'stage':<20} " + " ".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True))
         ]
@@ -145,7 +152,8 @@ class Accounting:
         for name, c in rows:
             lines.append(
                 f"{name[:20]:<20} {c['calls']:>6} {c['cache_hits']:>6} {c['prompt_tokens']:>9} "
-                f"{c['completion_tokens']:>8} {c['latency_s']:>8.2f} {c['failures']:>5}"
+                f"{c['completion_tokens']:>8} {c['latency_s']:>8.2f} {c['failures']:>5} "
+                f"{c.get('repetition_cuts', 0):>5}"
             )
         return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from biorag.errors import LLMError
 from biorag.llm.jsonparse import parse_json_lenient
+from biorag.llm.repetition import cut_repetition
 from biorag.llm.types import ChatRequest, ChatResponse
 
 
@@ -68,10 +69,15 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
 
 def attach_parsed(req: ChatRequest, resp: ChatResponse) -> ChatResponse:
     """Finish a response: move a reasoning model's thinking to ``reasoning`` (see
-    :func:`split_reasoning`; so no stage reads it as the answer), then fill ``parsed`` /
-    ``parse_error`` when the request asked for JSON."""
+    :func:`split_reasoning`; so no stage reads it as the answer), cut a degenerate loop at the
+    end of the answer back to its first copy (:func:`~biorag.llm.repetition.cut_repetition`;
+    ``repetition_cut`` says how many characters went), then fill ``parsed`` / ``parse_error``
+    when the request asked for JSON (so a cut JSON list keeps its complete items)."""
     answer, thinking = split_reasoning(resp.text)
+    answer, removed = cut_repetition(answer)
     resp.text = answer
+    if removed:
+        resp.repetition_cut = removed
     if thinking is not None:
         resp.reasoning = "\n\n".join(t for t in (resp.reasoning, thinking) if t)
     if req.json_schema is None:

@@ -1,10 +1,13 @@
 """Lenient JSON parsing for answers of small models.
 
 Order of attempts: strict ``json.loads`` of the whole text; the contents of ```json fences;
-the first ``{...}`` / ``[...]`` block that decodes (trailing prose ignored); ``json_repair`` on
-the most JSON-looking part. Each candidate value is checked against the (optional) schema's
-top-level ``type`` and ``required`` keys; the first one that passes wins. When nothing passes,
-the value is None and the error says why, so callers always learn that parsing failed.
+for an answer cut off inside a list (``max_tokens``, or a loop cut by
+:mod:`biorag.llm.repetition`), the list's complete items (:func:`complete_items`; a half-written
+last item is dropped, not guessed at); the first ``{...}`` / ``[...]`` block that decodes
+(trailing prose ignored); ``json_repair`` on the most JSON-looking part. Each candidate value
+is checked against the (optional) schema's top-level ``type`` and ``required`` keys; the first
+one that passes wins. When nothing passes, the value is None and the error says why, so callers
+always learn that parsing failed.
 """
 
 from __future__ import annotations
@@ -74,6 +77,56 @@ def _repair_source(text: str) -> str:
     return source[m.start() :] if m else source
 
 
+def complete_items(source: str) -> str | None:
+    """For JSON cut off inside a list, the JSON text of everything up to the list's last
+    complete item, with the open brackets closed: ``[{"a": 1}, {"b": 2}, {"c"`` gives
+    ``[{"a": 1}, {"b": 2}]`` and ``{"claims": ["x", "y", "z`` gives ``{"claims": ["x", "y"]}``
+    (of the lists open at the end, the outermost one with a complete item is cut, so an item
+    is kept whole or not at all). None when ``source`` (from its first bracket on) is not cut
+    off, or no open list in it has a complete item."""
+    start = re.search(r"[\[{]", source)
+    if start is None:
+        return None
+    stack: list[str] = []
+    in_string = escaped = False
+    cuts: dict[int, int] = {}  # depth of an open list -> end of its last complete item
+
+    def mark(end: int) -> None:
+        if stack and stack[-1] == "[":
+            cuts[len(stack)] = end
+
+    for i in range(start.start(), len(source)):
+        ch = source[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+                mark(i + 1)
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append(ch)
+        elif ch in "]}":
+            if not stack:
+                return None
+            cuts.pop(len(stack), None)  # the container closed: its cut points are gone
+            stack.pop()
+            if not stack:
+                return None  # the first block closes: nothing was cut off
+            mark(i + 1)
+        elif ch == ",":
+            mark(i)
+    if not cuts:
+        return None
+    depth = min(cuts)
+    closers = "".join("]" if b == "[" else "}" for b in reversed(stack[:depth]))
+    return source[start.start() : cuts[depth]].rstrip().rstrip(",") + closers
+
+
 def parse_json_lenient(
     text: str, schema: dict[str, Any] | None = None
 ) -> tuple[Any | None, str | None]:
@@ -103,10 +156,19 @@ def parse_json_lenient(
             continue
         if accept(value, "fenced"):
             return value, None
+    source = _repair_source(stripped)
+    salvaged = complete_items(source)
+    if salvaged is not None:
+        try:
+            value = json.loads(salvaged)
+        except json.JSONDecodeError:
+            pass
+        else:
+            if accept(value, "complete items of a cut-off list"):
+                return value, None
     for value in _first_blocks(stripped):
         if accept(value, "extracted block"):
             return value, None
-    source = _repair_source(stripped)
     if re.search(r"[\[{]", source):
         try:
             value = json_repair.loads(source)

@@ -198,5 +198,6 @@ class AccountingMiddleware(_Wrapper):
             resp.completion_tokens,
             resp.latency_s,
             parse_failed=resp.parse_error is not None,
+            repetition_cut=resp.repetition_cut is not None,
         )
         return resp

@@ -84,6 +84,11 @@ class ChatResponse(BaseModel):
         description="a reasoning model's thinking, kept apart from ``text``: the server's "
         "``reasoning_content``, or a leading <think>...</think> block taken out of the text",
     )
+    repetition_cut: int | None = Field(
+        default=None,
+        description="characters removed from the end of ``text`` because the model looped "
+        "(:func:`biorag.llm.repetition.cut_repetition`); None when nothing was cut",
+    )
 
 
 def _norm(token: str) -> str:
