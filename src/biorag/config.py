@@ -32,7 +32,11 @@ class LLMSettings(_Section):
     """
 
     backend: Literal["none", "openai", "hf", "mock"] = "none"
-    base_url: str | None = None
+    base_url: str | list[str] | None = Field(
+        default=None,
+        description="the API root (usually ending in /v1); a list, or a comma-separated string, "
+        "spreads requests over several servers of the same model with failover",
+    )
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     hf_path: str | None = None
@@ -42,19 +46,49 @@ class LLMSettings(_Section):
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(
+        default=30.0, gt=0, description="read timeout, plus timeout_per_token_s per max token"
+    )
+    timeout_per_token_s: float = Field(default=0.1, ge=0)
+    connect_timeout_s: float = Field(default=5.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
     concurrency: int = Field(default=8, ge=1)
-    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    endpoint_concurrency: int = Field(
+        default=4, ge=1, description="requests in flight per server when base_url lists several"
+    )
+    structured_output: Literal[
+        "auto", "native", "json_schema", "json_object_schema", "json_object", "none"
+    ] = Field(
+        default="auto",
+        description="auto: the server's own constrained decoding, then json_schema, "
+        "json_object with the schema, json_object, the schema in the prompt only",
+    )
+    context_window: int | None = Field(
+        default=None,
+        ge=128,
+        description="tokens a request may use; default: what the server reports (llama.cpp, "
+        "vLLM), else prompts are not fitted",
+    )
     cache: bool = True
     cache_path: str | None = Field(default=None, description="default: <home>/llm_cache.sqlite")
 
+    def base_urls(self) -> list[str]:
+        """``base_url`` as a list (a comma-separated string is split)."""
+        raw = self.base_url or []
+        items = raw.split(",") if isinstance(raw, str) else raw
+        return [u.strip() for u in items if u and u.strip()]
+
     @model_validator(mode="after")
     def _needs(self) -> LLMSettings:
-        if self.backend == "openai" and not (self.base_url and self.model):
+        for url in self.base_urls():
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"base_url {url!r} must start with http:// or https://")
+        if self.backend == "openai" and not (self.base_urls() and self.model):
             raise ValueError("backend 'openai' needs base_url and model")
         if self.backend == "hf" and not self.hf_path:
-            raise ValueError("backend 'hf' needs hf_path (a local transformers model directory)")
+            raise ValueError(
+                "backend 'hf' needs hf_path (a local transformers model directory or .gguf file)"
+            )
         return self
 
 

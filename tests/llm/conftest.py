@@ -77,6 +77,11 @@ class FakeOpenAI:
     url: str = ""
     script: deque[Action | Callable[[dict[str, Any]], Action]] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: GET routes (path -> JSON payload), e.g. ``/props`` to pose as llama.cpp; others are 404.
+    get_routes: dict[str, Any] = field(default_factory=dict)
+    #: POST routes other than chat completions (path -> function of the body -> JSON payload),
+    #: e.g. ``/tokenize``; they are not recorded in ``requests``.
+    post_routes: dict[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
     default: Callable[[dict[str, Any]], Action] = lambda body: (
         200,
         {},
@@ -103,6 +108,15 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             body = json.loads(raw or b"{}")
+            route = fake.post_routes.get(self.path)
+            if route is not None:
+                data = json.dumps(route(body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             with lock:
                 fake.requests.append(
                     {"path": self.path, "headers": dict(self.headers), "body": body}
@@ -110,10 +124,12 @@ def fake_openai() -> Iterator[FakeOpenAI]:
                 status, headers, payload, delay = fake.answer(body)
             if delay:
                 time.sleep(delay)
-            data = json.dumps(payload).encode()
+            raw_body = isinstance(payload, bytes)  # sent as is (HTML, garbage)
+            data = payload if raw_body else json.dumps(payload).encode()
+            ctype = "text/html" if raw_body and data.lstrip()[:1] == b"<" else "application/json"
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -121,6 +137,15 @@ def fake_openai() -> Iterator[FakeOpenAI]:
                 self.wfile.write(data)
             except OSError:  # the client gave up (timeout test)
                 pass
+
+        def do_GET(self) -> None:
+            payload = fake.get_routes.get(self.path)
+            data = json.dumps(payload if payload is not None else {"error": "not found"}).encode()
+            self.send_response(200 if payload is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -38,9 +38,14 @@ class RetryableLLMError(LLMError):
     ``retry_after`` is the server's ``Retry-After`` in seconds, when it sent one.
     """
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, timeout: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        #: The server gave no answer in time: retried once only (a silent server must not hold
+        #: a run for many read timeouts).
+        self.timeout = timeout
 
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"

@@ -13,6 +13,7 @@ from biorag.errors import ConfigError
 from biorag.llm.accounting import Accounting
 from biorag.llm.base import LLMBackend
 from biorag.llm.cache import SQLiteCache
+from biorag.llm.context import ContextFitMiddleware
 from biorag.llm.middleware import (
     AccountingMiddleware,
     CacheMiddleware,
@@ -30,7 +31,7 @@ _JSON_RETRY = (
 
 
 class LLM:
-    """A backend wrapped in cache -> retry -> concurrency limit -> accounting.
+    """A backend wrapped in cache -> context fit -> retry -> concurrency limit -> accounting.
 
     ``chat`` is the async entry point; ``chat_sync`` runs it from synchronous code (on a private
     event loop thread, so HTTP connections are reused between calls); ``chat_many`` answers
@@ -59,6 +60,8 @@ class LLM:
         chain: LLMBackend = AccountingMiddleware(backend, self.accounting)
         chain = ConcurrencyLimit(chain, concurrency)
         chain = RetryMiddleware(chain, max_retries, base_delay=retry_base_delay, sleep=sleep)
+        if hasattr(backend, "context_window"):
+            chain = ContextFitMiddleware(chain, backend)
         if cache is not None:
             chain = CacheMiddleware(chain, cache, self.accounting)
         self.chain = chain
@@ -178,15 +181,29 @@ def make_backend(settings: Settings) -> LLMBackend | None:
         return None
     if cfg.backend == "openai":
         from biorag.llm.openai_backend import OpenAIBackend
+        from biorag.llm.server_info import ServerRegistry
 
         assert cfg.base_url and cfg.model  # checked by LLMSettings
-        return OpenAIBackend(
-            cfg.base_url,
-            cfg.model,
-            api_key_env=cfg.api_key_env,
-            timeout_s=cfg.timeout_s,
-            structured_output=cfg.structured_output,
-        )
+        registry = ServerRegistry(settings.home_path / "llm_servers.json")
+        backends = [
+            OpenAIBackend(
+                url,
+                cfg.model,
+                api_key_env=cfg.api_key_env,
+                timeout_s=cfg.timeout_s,
+                structured_output=cfg.structured_output,
+                connect_timeout_s=cfg.connect_timeout_s,
+                timeout_per_token_s=cfg.timeout_per_token_s,
+                context_window=cfg.context_window,
+                registry=registry,
+            )
+            for url in cfg.base_urls()
+        ]
+        if len(backends) == 1:
+            return backends[0]
+        from biorag.llm.endpoints import EndpointPool
+
+        return EndpointPool(backends, per_endpoint=cfg.endpoint_concurrency)
     if cfg.backend == "hf":
         from biorag.llm.hf_backend import HFBackend
 

@@ -133,11 +133,13 @@ class RetryMiddleware(_Wrapper):
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
         attempt = 0
+        timeouts = 0
         while True:
             try:
                 return await self.inner.chat(req)
             except RetryableLLMError as e:
-                if attempt >= self.max_retries:
+                timeouts += int(e.timeout)
+                if attempt >= self.max_retries or timeouts > 1:
                     tries = attempt + 1
                     raise LLMError(
                         f"{self.name} model {self.model!r} (stage {req.stage!r}) failed after "

@@ -2,39 +2,61 @@
 
 The API key is read from the environment variable *named* ``api_key_env`` at call time; it is
 never stored on the object, logged, cached or shown in ``repr``. Without that variable no
-``Authorization`` header is sent (fine for a local vLLM).
+``Authorization`` header is sent (fine for a local server).
 
-Structured output (``structured_output="auto"``): a request with ``json_schema`` is sent with
-``response_format = {"type": "json_schema", ...}``; if the server answers 400 about the response
-format, the backend falls back to ``{"type": "json_object"}`` and then to prompt-only (schema in
-the prompt), and remembers the working mode for later requests.
+On first use the backend asks the server what it is (:mod:`biorag.llm.server_info`): its kind,
+its context window and whether it can count tokens. JSON requests then go out in the strongest
+structured-output form the server takes (:mod:`biorag.llm.structured`), falling back form by
+form on a refusal and remembering what worked.
+
+Errors say which setting to change: an unreachable server (``llm.base_url``), an unknown model
+(``llm.model``), a web page instead of an API, a prompt over the context window. Timeouts: a
+connect timeout of seconds; a read timeout of ``timeout_s`` plus ``timeout_per_token_s`` per
+requested token.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import os
-import re
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from biorag.errors import LLMError
-from biorag.llm.base import RetryableLLMError, attach_parsed, mask_url, with_schema_instruction
+from biorag.llm.base import RetryableLLMError, attach_parsed, mask_url
+from biorag.llm.server_info import ServerInfo, ServerRegistry, api_root, probe
+from biorag.llm.structured import (
+    SETTINGS,
+    apply_form,
+    first_form,
+    is_format_rejection,
+    next_form,
+)
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
 
 log = logging.getLogger("biorag.llm")
 
-_MODES = ("json_schema", "json_object", "none")
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured", "guided", "schema")
+#: Tokens a chat template adds around each message (a safe upper bound for common templates).
+MESSAGE_OVERHEAD_TOKENS = 8
 
 
 class _FormatRejected(Exception):
-    """The server refused the response_format we sent (HTTP 400 mentioning it)."""
+    """The server refused the structured-output form we sent."""
+
+
+class ContextOverflowError(LLMError):
+    """The server says the prompt does not fit its context window (not retried as is)."""
+
+    def __init__(self, message: str, n_ctx: int | None = None) -> None:
+        super().__init__(message)
+        self.n_ctx = n_ctx
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -51,25 +73,34 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _server_message(resp: httpx.Response) -> str:
+def _error_body(resp: httpx.Response) -> tuple[str, dict[str, Any]]:
+    """The server's error message and its error object (``{}`` when it sent none)."""
     try:
         data = resp.json()
     except ValueError:
-        return resp.text[:500].strip() or resp.reason_phrase
+        return (resp.text[:300].strip() or resp.reason_phrase), {}
     if isinstance(data, dict):
         err = data.get("error", data)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:500]
+        if isinstance(err, dict):
+            msg = err.get("message") or data.get("detail") or json.dumps(err)[:300]
+            return str(msg)[:500], err
         if isinstance(err, str):
-            return err[:500]
+            return err[:500], {}
         if data.get("detail"):
-            return str(data["detail"])[:500]
-    return str(data)[:500]
+            return str(data["detail"])[:500], {}
+    return str(data)[:500], {}
 
 
-def _schema_name(schema: dict[str, Any]) -> str:
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
-    return name[:64] or "response"
+def _is_context_overflow(message: str, err: dict[str, Any]) -> bool:
+    low = message.lower()
+    return err.get("type") == "exceed_context_size_error" or (
+        "context" in low and ("exceed" in low or "too long" in low or "maximum context" in low)
+    )
+
+
+def _looks_like_html(resp: httpx.Response) -> bool:
+    head = resp.text[:200].lstrip().lower()
+    return "html" in resp.headers.get("content-type", "") or head.startswith(("<!doctype", "<html"))
 
 
 class OpenAIBackend:
@@ -82,18 +113,28 @@ class OpenAIBackend:
         base_url: str,
         model: str,
         api_key_env: str = "OPENAI_API_KEY",
-        timeout_s: float = 120.0,
+        timeout_s: float = 60.0,
         structured_output: str = "auto",
+        *,
+        connect_timeout_s: float = 5.0,
+        timeout_per_token_s: float = 0.25,
+        context_window: int | None = None,
+        registry: ServerRegistry | None = None,
     ) -> None:
-        if structured_output not in ("auto", *_MODES):
-            raise ValueError(f"structured_output must be auto or one of {_MODES}")
+        if structured_output not in SETTINGS:
+            raise ValueError(f"structured_output must be one of {SETTINGS}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self.timeout_per_token_s = timeout_per_token_s
         self.structured_output = structured_output
-        # The mode that works with this server; auto starts with the strongest one.
-        self.format_mode = "json_schema" if structured_output == "auto" else structured_output
+        self.configured_window = context_window
+        self.registry = registry or ServerRegistry(None)
+        self.server: ServerInfo | None = None
+        #: The structured-output form that works with this server (set on first use).
+        self.format_mode: str | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
@@ -104,11 +145,19 @@ class OpenAIBackend:
             f"api_key_env={self.api_key_env!r})"
         )
 
+    def where(self) -> str:
+        return f"llm.base_url {mask_url(self.base_url)}"
+
+    # -- plumbing ---------------------------------------------------------------------------
+
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
-            client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s))
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s),
+                headers=self._headers(),
+            )
             self._clients[loop] = client
         return client
 
@@ -126,8 +175,117 @@ class OpenAIBackend:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _body(self, req: ChatRequest, mode: str) -> dict[str, Any]:
-        messages = req.messages
+    def read_timeout(self, max_tokens: int | None) -> float:
+        """Seconds to wait for an answer of up to ``max_tokens`` tokens."""
+        return self.timeout_s + self.timeout_per_token_s * (max_tokens or 0)
+
+    # -- what the server is ------------------------------------------------------------------
+
+    async def server_info(self) -> ServerInfo:
+        """The server's kind and limits, asked once per backend."""
+        if self.server is None:
+            info = await probe(self._client(), self.base_url)
+            remembered = self.registry.get(self.base_url, self.model)
+            if info.kind == "unknown" and remembered.get("kind"):
+                info.kind = str(remembered["kind"])
+            if info.models and self.model not in info.models and info.kind != "llama.cpp":
+                log.warning(
+                    "%s does not list model %r (it lists %s): check llm.model",
+                    self.where(),
+                    self.model,
+                    ", ".join(info.models[:5]),
+                )
+            if info.has_chat_template is False:
+                raise LLMError(
+                    f"{self.where()} serves a model without a chat template: start the server "
+                    "with --chat-template (or --jinja with a template file)"
+                )
+            if not info.reached:
+                return info  # the server is down: ask again next time
+            self.server = info
+            if self.format_mode is None:
+                start = first_form(self.structured_output, info.kind)
+                form = remembered.get("form") if self.structured_output == "auto" else None
+                self.format_mode = str(form) if form else start
+        return self.server
+
+    async def context_window(self) -> int | None:
+        """Tokens one request may use: ``llm.context_window`` when set, else the server's."""
+        if self.configured_window:
+            return self.configured_window
+        return (await self.server_info()).n_ctx
+
+    async def count_tokens(self, messages: list[dict[str, str]]) -> int | None:
+        """Exact prompt tokens by the server's ``/tokenize`` (llama.cpp), plus a template
+        allowance per message; None when the server cannot count."""
+        info = await self.server_info()
+        if not info.has_tokenize:
+            return None
+        text = "\n".join(m["content"] for m in messages)
+        try:
+            r = await self._client().post(
+                api_root(self.base_url) + "/tokenize", json={"content": text}
+            )
+            tokens = r.json().get("tokens") if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            tokens = None
+        if not isinstance(tokens, list):
+            info.has_tokenize = False
+            return None
+        return len(tokens) + MESSAGE_OVERHEAD_TOKENS * len(messages)
+
+    # -- chat ----------------------------------------------------------------------------------
+
+    async def chat(self, req: ChatRequest) -> ChatResponse:
+        """Send the request in the current structured-output form, stepping down on refusal and
+        (once) on a constrained answer that does not parse."""
+        info = await self.server_info()
+        form = self.format_mode or first_form(self.structured_output, info.kind)
+        tried_after_parse_failure = False
+        while True:
+            try:
+                resp = await self._send(req, form, info.kind)
+            except _FormatRejected as e:
+                nxt = next_form(form, info.kind)
+                if self.structured_output != "auto" or nxt is None:
+                    raise LLMError(
+                        f"{self.where()} refused structured output {form!r}: {e}. "
+                        "Set llm.structured_output to 'auto' or 'none'."
+                    ) from None
+                log.warning("%s refused structured output %s; using %s", self.where(), form, nxt)
+                if self.format_mode == form:
+                    self.format_mode = nxt
+                    self.registry.update(self.base_url, self.model, kind=info.kind, form=nxt)
+                form = nxt
+                continue
+            if req.json_schema is None or resp.parse_error is None:
+                if req.json_schema is not None:
+                    self.registry.update(self.base_url, self.model, kind=info.kind, form=form)
+                return resp
+            nxt = next_form(form, info.kind)
+            if (
+                tried_after_parse_failure
+                or self.structured_output != "auto"
+                or nxt is None
+                or form in ("json_object", "none")
+                or resp.finish_reason == "length"
+            ):
+                return resp
+            tried_after_parse_failure = True
+            log.info(
+                "%s: answer under %s did not parse; asking once under %s", self.where(), form, nxt
+            )
+            first = resp
+            try:
+                resp = await self._send(req, nxt, info.kind)
+            except (_FormatRejected, LLMError):
+                return first
+            resp.prompt_tokens += first.prompt_tokens
+            resp.completion_tokens += first.completion_tokens
+            resp.latency_s += first.latency_s
+            return resp
+
+    def _body(self, req: ChatRequest, form: str, kind: str) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model}
         if req.max_tokens is not None:
             body["max_tokens"] = req.max_tokens
@@ -139,83 +297,103 @@ class OpenAIBackend:
             body["logprobs"] = True
             if req.top_logprobs:
                 body["top_logprobs"] = req.top_logprobs
-        if req.json_schema is not None:
-            if mode == "json_schema":
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": _schema_name(req.json_schema),
-                        "schema": req.json_schema,
-                    },
-                }
-            else:
-                messages = with_schema_instruction(messages, req.json_schema)
-                if mode == "json_object":
-                    body["response_format"] = {"type": "json_object"}
-        body["messages"] = messages
+        body["messages"] = apply_form(body, req, form, kind)
         return body
 
-    async def chat(self, req: ChatRequest) -> ChatResponse:
-        """Send the request, falling back through structured-output modes in auto mode."""
-        while True:
-            mode = self.format_mode
-            try:
-                return await self._send(req, mode)
-            except _FormatRejected as e:
-                if self.structured_output != "auto" or mode == "none":
-                    raise LLMError(
-                        f"{self._where()} rejected response_format {mode!r}: {e}. "
-                        "Set llm.structured_output to 'auto' or 'none'."
-                    ) from None
-                nxt = _MODES[_MODES.index(mode) + 1]
-                log.warning("%s rejected response_format %s; falling back to %s", self, mode, nxt)
-                if self.format_mode == mode:
-                    self.format_mode = nxt
-
-    def _where(self) -> str:
-        return f"server {mask_url(self.base_url)} (model {self.model!r})"
-
-    async def _send(self, req: ChatRequest, mode: str) -> ChatResponse:
-        body = self._body(req, mode)
+    async def _post(self, body: dict[str, Any], max_tokens: int | None) -> httpx.Response:
         url = self.base_url + "/chat/completions"
-        start = time.perf_counter()
+        timeout = httpx.Timeout(self.read_timeout(max_tokens), connect=self.connect_timeout_s)
         try:
-            r = await self._client().post(url, json=body, headers=self._headers())
+            return await self._client().post(url, json=body, timeout=timeout)
+        except httpx.ConnectError as e:
+            raise RetryableLLMError(
+                f"cannot connect to {self.where()} ({e}): start the server or fix llm.base_url"
+            ) from None
         except httpx.TimeoutException as e:
             raise RetryableLLMError(
-                f"{self._where()} timed out after {self.timeout_s}s ({type(e).__name__})"
+                f"{self.where()} gave no answer within {self.read_timeout(max_tokens):.0f}s "
+                f"({type(e).__name__}; raise llm.timeout_s for a slow server)",
+                timeout=True,
             ) from None
         except httpx.TransportError as e:
             raise RetryableLLMError(
-                f"{self._where()} connection failed: {type(e).__name__}: {e}"
+                f"{self.where()} connection failed: {type(e).__name__}: {e}"
             ) from None
-        latency = time.perf_counter() - start
+
+    def _check_status(self, r: httpx.Response, form: str) -> None:
+        if r.status_code < 400:
+            return
+        message, err = _error_body(r)
+        if _is_context_overflow(message, err):
+            n_ctx = err.get("n_ctx")
+            raise ContextOverflowError(
+                f"{self.where()}: the prompt exceeds the model's context window ({message}); "
+                "start the server with a larger context (-c) or set llm.context_window",
+                n_ctx=int(n_ctx) if isinstance(n_ctx, int) else None,
+            )
+        if is_format_rejection(r.status_code, message, form):
+            raise _FormatRejected(message)
+        if r.status_code == 404:
+            if "model" in message.lower():
+                raise LLMError(
+                    f"{self.where()} has no model {self.model!r}: fix llm.model ({message})"
+                )
+            raise LLMError(
+                f"{self.where()} has no /chat/completions (HTTP 404): llm.base_url should be the "
+                "API root, usually ending in /v1"
+            )
+        if r.status_code in (401, 403):
+            raise LLMError(
+                f"{self.where()} answered HTTP {r.status_code}: {message}; set the API key in "
+                f"the environment variable named by llm.api_key_env ({self.api_key_env})"
+            )
         if r.status_code in (408, 429) or r.status_code >= 500:
             raise RetryableLLMError(
-                f"{self._where()} answered HTTP {r.status_code}: {_server_message(r)}",
+                f"{self.where()} answered HTTP {r.status_code}: {message}",
                 retry_after=_retry_after(r.headers.get("Retry-After")),
             )
-        if r.status_code >= 400:
-            message = _server_message(r)
-            if (
-                r.status_code == 400
-                and "response_format" in body
-                and any(w in message.lower() for w in _FORMAT_WORDS)
-            ):
-                raise _FormatRejected(message)
-            raise LLMError(f"{self._where()} answered HTTP {r.status_code}: {message}")
+        raise LLMError(f"{self.where()} answered HTTP {r.status_code}: {message}")
+
+    def _unreadable(self, r: httpx.Response) -> RetryableLLMError:
+        if _looks_like_html(r):
+            return RetryableLLMError(
+                f"{self.where()} answered with a web page, not a chat completion: llm.base_url "
+                "should be the API root of an OpenAI-compatible server, usually ending in /v1"
+            )
+        return RetryableLLMError(
+            f"{self.where()} sent an unreadable chat completion: {r.text[:200]!r}"
+        )
+
+    async def _send(self, req: ChatRequest, form: str, kind: str) -> ChatResponse:
+        body = self._body(req, form, kind)
+        start = time.perf_counter()
+        r = await self._post(body, req.max_tokens)
+        latency = time.perf_counter() - start
+        self._check_status(r, form)
         try:
             data = r.json()
             choice = data["choices"][0]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise LLMError(
-                f"{self._where()} sent an unreadable chat completion: {r.text[:200]!r}"
-            ) from None
+            message = choice.get("message") or {}
+            text = message.get("content") or ""
+            if not isinstance(text, str):
+                raise TypeError("content is not text")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise self._unreadable(r) from None
+        return self._response(req, data, choice, text, message, latency)
+
+    def _response(
+        self,
+        req: ChatRequest,
+        data: dict[str, Any],
+        choice: dict[str, Any],
+        text: str,
+        message: dict[str, Any],
+        latency: float,
+    ) -> ChatResponse:
         usage = data.get("usage") or {}
-        message = choice.get("message") or {}
         thinking = message.get("reasoning_content") or message.get("reasoning")
         resp = ChatResponse(
-            text=message.get("content") or "",
+            text=text,
             reasoning=thinking if isinstance(thinking, str) and thinking.strip() else None,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
@@ -226,6 +404,13 @@ class OpenAIBackend:
             finish_reason=choice.get("finish_reason"),
         )
         return attach_parsed(req, resp)
+
+    async def stream(self, req: ChatRequest, on_text: Callable[[str], None]) -> ChatResponse:
+        """Like :meth:`chat` for a plain-text request, handing each piece of text to
+        ``on_text`` as the server sends it (:func:`biorag.llm.streaming.stream_chat`)."""
+        from biorag.llm.streaming import stream_chat
+
+        return await stream_chat(self, req, on_text)
 
 
 def _parse_logprobs(block: Any) -> list[TokenLogprob] | None:

@@ -1,0 +1,129 @@
+"""Starting real llama.cpp servers for tests and benchmarks.
+
+``llama_server_binary()`` finds the binary built by ``scripts/build-llama-server.sh`` (or named
+by ``BIORAG_LLAMA_SERVER``); :class:`LlamaServer` runs one on 127.0.0.1 with a free port, waits
+for ``/health`` and stops it (also on kill, for failover tests).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = REPO / "scripts" / "build-llama-server.sh"
+
+
+def llama_server_binary() -> tuple[Path | None, str]:
+    """``(path, "")`` of a built llama-server, or ``(None, why not)``."""
+    explicit = os.environ.get("BIORAG_LLAMA_SERVER")
+    if explicit:
+        p = Path(explicit)
+        return (p, "") if p.is_file() else (None, f"BIORAG_LLAMA_SERVER={explicit} is no file")
+    r = subprocess.run(
+        ["bash", str(BUILD_SCRIPT), "--check"], capture_output=True, text=True, check=False
+    )
+    if r.returncode == 0 and r.stdout.strip():
+        return Path(r.stdout.strip().splitlines()[-1]), ""
+    return None, (r.stderr.strip() or "llama-server is not built") + (
+        " (make test builds it; see docs/real-llm.md)"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LlamaServer:
+    """One llama-server process on 127.0.0.1 (``url`` is its ``/v1`` base URL)."""
+
+    def __init__(
+        self,
+        binary: Path,
+        model: Path,
+        *,
+        ctx: int = 4096,
+        parallel: int = 2,
+        embeddings: bool = False,
+        extra: list[str] | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.root = f"http://127.0.0.1:{self.port}"
+        cmd = [
+            str(binary),
+            "-m",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-c",
+            str(ctx),
+            "-np",
+            str(parallel),
+            "-t",
+            "2",
+            "--metrics",
+            "--no-webui",
+        ]
+        if embeddings:
+            cmd += ["--embeddings", "--pooling", "mean"]
+        cmd += extra or []
+        self.cmd = cmd
+        self.log_path = log_path
+        self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"llama-server exited with {self.proc.returncode}: {' '.join(self.cmd)}"
+                    + (f" (log {self.log_path})" if self.log_path else "")
+                )
+            try:
+                if httpx.get(self.root + "/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError(f"llama-server not ready after {timeout_s}s")
+
+    def metrics(self) -> dict[str, float]:
+        """The Prometheus counters of ``/metrics`` (``llamacpp:`` prefix dropped)."""
+        text = httpx.get(self.root + "/metrics", timeout=10).text
+        out: dict[str, float] = {}
+        for line in text.splitlines():
+            m = re.match(r"llamacpp:(\w+)\s+([0-9.eE+-]+)$", line)
+            if m:
+                out[m.group(1)] = float(m.group(2))
+        return out
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
