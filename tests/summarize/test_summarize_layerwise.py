@@ -182,7 +182,8 @@ async def test_compression_when_context_exceeds_limit() -> None:
 
 async def test_compression_that_does_not_shrink_is_cut_to_the_limit() -> None:
     limit = 60
-    rules = [{"stage": "compress", "response": "x " * 300}]  # the model ignores the budget
+    # the model ignores the budget (300 different words: a loop would be cut back to one copy)
+    rules = [{"stage": "compress", "response": " ".join(f"w{i}" for i in range(300))}]
     llm, _ = make_llm(rules)
     summ = SpyLLMSummarizer(llm, mode="faithful", token_limit=limit)
     [root] = await summarize_layerwise(star_graph(), ["R"], summ, QUESTION)

@@ -40,6 +40,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 
 PROMPTS = "biorag.answer.prompts"
@@ -188,7 +189,11 @@ async def exact_answer_llm(
         "context": number_passages(contexts) if contexts else "(no passages)",
         "ideal": ideal.strip() or "(none)",
     }
-    max_tokens = 32 if qtype == "yesno" else 400 if qtype == "factoid" else 1500
+    max_tokens = {
+        "yesno": budget.EXACT_YESNO,
+        "factoid": budget.EXACT_FACTOID,
+        "list": budget.EXACT_LIST,
+    }[qtype]
     req = tpl.request(values, stage=STAGE, json_schema=answer_schema(qtype), max_tokens=max_tokens)
     resp = await llm.chat(req)
     value, error = parse_exact(qtype, resp.parsed, resp.text)

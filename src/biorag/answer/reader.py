@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 
@@ -64,7 +65,7 @@ async def extract_letter(
             response=response,
             letters=", ".join(letters),
         ),
-        max_tokens=20,
+        max_tokens=budget.LETTER_JSON,
         temperature=0.0,
         json_schema=letter_schema(letters),
         stage="answer_extract",
@@ -106,7 +107,12 @@ async def read_multiple_choice_once(
         "letters": ", ".join(letters),
     }
     resp = await llm.chat(
-        tpl.request(values, stage="answer", json_schema=reasoning_schema(letters))
+        tpl.request(
+            values,
+            stage="answer",
+            json_schema=reasoning_schema(letters),
+            max_tokens=budget.READ_REASONING,
+        )
     )
     value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
     if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
@@ -135,6 +141,7 @@ async def read_multiple_choice(
             messages=tpl.messages(**variables),
             stage="answer",
             template_version=tpl.version,
+            max_tokens=budget.READ_REASONING,
         )
     )
     letter, failed, raw = await extract_letter(llm, question, options, resp.text, extraction)
@@ -154,6 +161,7 @@ async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult
             messages=tpl.messages(question=question, context=number_passages(context)),
             stage="answer",
             template_version=tpl.version,
+            max_tokens=budget.CITED_ANSWER,
         )
     )
     sentences: list[tuple[str, list[int]]] = []

@@ -166,6 +166,7 @@ class LLMJudgeReranker(_RerankMixin):
 
     def requests(self, query: str, texts: list[str]) -> list[Any]:
         """The ``ChatRequest`` objects sent for ``texts``."""
+        from biorag.llm.budget import LOGPROB_ONLY
         from biorag.llm.types import ChatRequest
 
         return [
@@ -178,7 +179,7 @@ class LLMJudgeReranker(_RerankMixin):
                         ),
                     }
                 ],
-                max_tokens=1,
+                max_tokens=LOGPROB_ONLY,
                 temperature=0,
                 logprobs=True,
                 top_logprobs=5,

@@ -51,6 +51,7 @@ from biorag.eval.components_graph import share_of_wins as share_of_wins
 from biorag.extract import rule_based_entities
 from biorag.extract.coref import find_references
 from biorag.graph.judges import parse_yes_no
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import yes_no_probability
 
@@ -179,7 +180,13 @@ def semantic_similarity(
 
 
 async def _claims_json(llm: Any, name: str, stage: str, **values: Any) -> list[str]:
-    req = _template(name).request(values, stage=stage, json_schema=CLAIMS_SCHEMA)
+    text = " ".join(str(v) for v in values.values())
+    req = _template(name).request(
+        values,
+        stage=stage,
+        json_schema=CLAIMS_SCHEMA,
+        max_tokens=budget.JSON_CLAIMS.for_text(text),
+    )
     resp = await llm.chat_json(req)
     if not isinstance(resp.parsed, dict) or not isinstance(resp.parsed.get("claims"), list):
         raise LLMError(
@@ -205,7 +212,9 @@ async def extract_summary_claims(llm: Any, summary: str) -> list[str]:
 
 async def judge_yes(llm: Any, name: str, stage: str, **values: Any) -> float | None:
     """P(yes) of one yes/no judge call (1.0/0.0 from the text without logprobs; None unparsed)."""
-    req = _template(name).request(values, stage=stage, logprobs=True, top_logprobs=5, max_tokens=3)
+    req = _template(name).request(
+        values, stage=stage, logprobs=True, top_logprobs=5, max_tokens=budget.YES_NO
+    )
     resp = await llm.chat(req)
     p = yes_no_probability(resp)
     if p is not None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from biorag.errors import LLMError
-from biorag.llm import PromptTemplate
+from biorag.llm import PromptTemplate, budget
 
 PROMPTS = "biorag.eval.prompts"
 SCHEMA: dict[str, Any] = {
@@ -69,7 +69,10 @@ async def five_point_score(llm: Any, question: str, ideal_answer: str, answer: s
     """Score ``answer`` against ``ideal_answer`` 1..5; LLMError when the judge call fails."""
     tpl = PromptTemplate.load(PROMPTS, "judge_score")
     values = {"question": question, "ideal_answer": ideal_answer, "answer": answer or "(none)"}
-    resp = await llm.chat_json(tpl.request(values, stage="judge_score", json_schema=SCHEMA))
+    req = tpl.request(
+        values, stage="judge_score", json_schema=SCHEMA, max_tokens=budget.JUDGE_SCORE
+    )
+    resp = await llm.chat_json(req)
     score, reason = parse_score(resp.parsed)
     return JudgeScore(score=score, raw=resp.text, reason=reason)
 

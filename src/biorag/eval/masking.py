@@ -37,6 +37,7 @@ from biorag.extract import rule_based_entities
 from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like, looks_biomedical
 from biorag.extract.lexicon import QUANTIFIERS, STOPWORDS, UNITS
 from biorag.extract.nlp import tokenize
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 
 CATEGORIES = (
@@ -226,7 +227,12 @@ class EntityMasker:
         """Entities of one text (LLM answer, or the floor when there is no LLM or no answer)."""
         if self.llm is None or not text.strip():
             return rule_entities(text)
-        req = self.template.request({"text": text}, stage=STAGE, json_schema=SCHEMA)
+        req = self.template.request(
+            {"text": text},
+            stage=STAGE,
+            json_schema=SCHEMA,
+            max_tokens=budget.JSON_ENTITIES.for_text(text),
+        )
         try:
             resp = await self.llm.chat_json(req)
         except LLMError:

@@ -11,6 +11,7 @@ from typing import Any
 from biorag.corpus.models import Chunk
 from biorag.extract.models import Claim
 from biorag.extract.parsing import normalize_claim
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest, ChatResponse
 
@@ -25,11 +26,56 @@ def template(name: str) -> PromptTemplate:
     return PromptTemplate.load(PROMPTS, name)
 
 
+def _budget(name: str, values: dict[str, Any], cap: int | None) -> int:
+    """``max_tokens`` of template ``name``'s answer (:mod:`biorag.llm.budget`), at most ``cap``:
+    list answers by the length of the chunk text (``values["text"]``), rewrites by the length
+    of what they rewrite, single triples and their fallbacks by their fixed size."""
+    text = str(values.get("text", ""))
+    if name in ("claims", "claims_plain"):
+        return budget.CLAIMS.for_text(text, cap)
+    if name == "claims_gleaning":
+        return budget.CLAIMS.for_more(text, cap)
+    if name == "claims_triples":
+        return budget.CLAIMS_TRIPLES.for_text(text, cap)
+    if name == "claims_triples_gleaning":
+        return budget.CLAIMS_TRIPLES.for_more(text, cap)
+    if name == "decontextualize":
+        return budget.rewrite_budget(str(values.get("claims", "")), cap)
+    if name in ("direct_triples", "pair_relations"):
+        return budget.TRIPLE_BLOCKS.for_text(text, cap)
+    if name == "pair_entities":
+        return budget.ENTITIES.for_text(text, cap)
+    fixed = {
+        "triples": budget.TRIPLE,
+        "triples_repair": budget.TRIPLE,
+        "triples_entities": budget.ENTITY_LINES,
+        "triples_relation": budget.RELATION_LINE,
+    }
+    if name in fixed:
+        return min(fixed[name], cap) if cap is not None else fixed[name]
+    return cap or 0  # another template: the ceiling, or (0) the configured default
+
+
+#: where a template's answer format ends: the next few-shot example's label
+_STOPS = {
+    "claims": budget.STOP_TEXT,
+    "claims_plain": budget.STOP_TEXT,
+    "claims_triples": budget.STOP_TEXT,
+    "triples": budget.STOP_CLAIM,
+}
+
+
 def request(name: str, stage: str, max_tokens: int | None = None, **values: Any) -> ChatRequest:
-    """A request for template ``name`` filled with ``values``, tagged with ``stage``."""
+    """A request for template ``name`` filled with ``values``, tagged with ``stage``.
+
+    ``max_tokens`` is the ceiling of the answer's budget, which is sized to what the template
+    asks for (see :func:`_budget`); the template's stop sequences are set too."""
     options: dict[str, Any] = {"temperature": 0.0}
-    if max_tokens is not None:
-        options["max_tokens"] = max_tokens
+    tokens = _budget(name, values, max_tokens)
+    if tokens > 0:
+        options["max_tokens"] = tokens
+    if name in _STOPS:
+        options["stop"] = list(_STOPS[name])
     return template(name).request(values, stage=stage, **options)
 
 

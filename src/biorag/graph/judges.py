@@ -32,6 +32,7 @@ import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
 from biorag.errors import LLMError
+from biorag.llm import budget
 from biorag.llm.factory import LLM
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
@@ -156,7 +157,7 @@ class LLMRelevanceJudge:
             stage=STAGE,
             logprobs=True,
             top_logprobs=5,
-            max_tokens=3,
+            max_tokens=budget.YES_NO,
         )
         self.stats["calls"] += 1
         try:
@@ -189,7 +190,7 @@ class LLMRelevanceJudge:
             {"question": question, "count": n, "items": "\n\n".join(blocks)},
             stage=STAGE,
             json_schema=schema,
-            max_tokens=8 * n + 32,
+            max_tokens=budget.fixed_list(n, budget.BATCH_VERDICT),
         )
         self.stats["calls"] += 1
         self.stats["batch_calls"] += 1

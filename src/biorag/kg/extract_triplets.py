@@ -33,6 +33,7 @@ from typing import Any
 
 from biorag.extract.parsing import parse_triple_fields
 from biorag.kg.models import Triplet, normalize_key
+from biorag.llm import budget
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
@@ -154,7 +155,9 @@ def _explanation_line(exp: str) -> str:
 def _single_request(p: QAPair, use_explanation: bool) -> ChatRequest:
     exp = _explanation_line(p.explanation if use_explanation else "")
     values = {"question": p.question.strip(), "answer": p.answer.strip(), "explanation": exp}
-    return _template("kg_triplet").request(values, stage="kg_triplets")
+    return _template("kg_triplet").request(
+        values, stage="kg_triplets", max_tokens=budget.TRIPLE, stop=budget.STOP_QUESTION
+    )
 
 
 def _batch_request(batch: Sequence[QAPair], use_explanation: bool) -> ChatRequest:
@@ -165,7 +168,9 @@ def _batch_request(batch: Sequence[QAPair], use_explanation: bool) -> ChatReques
             f"[{i}] Question: {p.question.strip()}\nCorrect answer: {p.answer.strip()}{exp}"
         )
     return _template("kg_triplet_batch").request(
-        {"pairs": "\n\n".join(blocks)}, stage="kg_triplets_batch"
+        {"pairs": "\n\n".join(blocks)},
+        stage="kg_triplets_batch",
+        max_tokens=budget.fixed_list(len(batch), budget.BATCH_TRIPLET),
     )
 
 
@@ -329,9 +334,16 @@ async def extract_text_triplets(
             _keep(report, rule_triplet([s], sid), sid, "rules")
         return report
     tpl = _template("kg_triplet_text")
-    replies = await _chat(
-        llm, [tpl.request({"sentence": s}, stage="kg_triplets_text") for _, s in sents], report
-    )
+    reqs = [
+        tpl.request(
+            {"sentence": s},
+            stage="kg_triplets_text",
+            max_tokens=budget.TRIPLE,
+            stop=budget.STOP_SENTENCE,
+        )
+        for _, s in sents
+    ]
+    replies = await _chat(llm, reqs, report)
     for (sid, _), text in zip(sents, replies, strict=True):
         parsed = "the LLM call failed" if text is None else parse_triplet_reply(text)
         _keep(

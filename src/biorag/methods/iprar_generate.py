@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from biorag.errors import LLMError
+from biorag.llm import budget
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
@@ -106,6 +107,15 @@ def batch_verdicts(parsed: Any, text: str) -> dict[int, bool]:
     return out
 
 
+#: answer budgets of the prompts whose size does not depend on the call (:mod:`biorag.llm.budget`)
+_MAX_TOKENS = {
+    "iprar_prereason": budget.PREREASON,
+    "iprar_relevance": budget.YES_NO,
+    "iprar_answer": budget.DRAFT_ANSWER,
+    "iprar_final": budget.FINAL_ANSWER,
+}
+
+
 class ProgressiveGeneration:
     """IP-RAR's progressive generation and exact-answer step (see module doc)."""
 
@@ -118,6 +128,8 @@ class ProgressiveGeneration:
         return self.rt.llm
 
     async def _chat(self, llm: Any, name: str, values: dict[str, Any], **kw: Any) -> Any:
+        if name in _MAX_TOKENS:
+            kw.setdefault("max_tokens", _MAX_TOKENS[name])
         tpl = PromptTemplate.load(PROMPTS, name)
         return await llm.chat(tpl.request(values, stage=name, **kw))
 
@@ -151,7 +163,7 @@ class ProgressiveGeneration:
                     llm,
                     "iprar_relevance",
                     {"question": question.text, "passage": texts[c.chunk_id]},
-                    max_tokens=8,
+                    max_tokens=budget.YES_NO,
                 )
                 m = _YES_NO.search(resp.text)
                 v = {
@@ -183,7 +195,7 @@ class ProgressiveGeneration:
                 "iprar_relevance_batch",
                 values,
                 json_schema=RELEVANCE_BATCH_SCHEMA,
-                max_tokens=24 * len(batch) + 32,
+                max_tokens=budget.fixed_list(len(batch), budget.BATCH_RELEVANCE),
             )
             got = batch_verdicts(resp.parsed, resp.text)
             # A reply with no usable verdict at all: say why in each of the batch's rows.
@@ -214,7 +226,13 @@ class ProgressiveGeneration:
             "draft": draft,
             "context": numbered([texts[c] for c in ids]),
         }
-        resp = await self._chat(llm, "iprar_support", values, json_schema=SUPPORT_SCHEMA)
+        resp = await self._chat(
+            llm,
+            "iprar_support",
+            values,
+            json_schema=SUPPORT_SCHEMA,
+            max_tokens=budget.fixed_list(len(ids), budget.BATCH_SUPPORT),
+        )
         got: dict[str, float] = {}
         rows = resp.parsed.get("scores") if isinstance(resp.parsed, dict) else None
         for r in rows if isinstance(rows, list) else []:

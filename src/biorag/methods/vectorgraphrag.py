@@ -30,6 +30,7 @@ from typing import Any
 from biorag.answer.floor import answer_without_llm
 from biorag.answer.regex_extract import extract_letter_regex
 from biorag.errors import BioragError
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
@@ -179,7 +180,12 @@ class VectorGraphRAG(QAMethod):
         if self.paper_compat:  # the public code merged the system prompt into the user turn
             merged = "\n\n".join(m["content"].strip() for m in messages)
             messages = [{"role": "user", "content": merged}]
-        return ChatRequest(messages=messages, stage=STAGE, template_version=tpl.version)
+        return ChatRequest(
+            messages=messages,
+            stage=STAGE,
+            template_version=tpl.version,
+            max_tokens=budget.READ_REASONING,
+        )
 
     async def answer(self, question: Question) -> Answer:
         loop = asyncio.get_running_loop()

@@ -11,6 +11,7 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 
 PROMPTS = "biorag.retrieve.prompts"
@@ -43,7 +44,9 @@ def plain_query(question: str, options: dict[str, str]) -> Query:
 
 async def rewrite_question(llm, question: str) -> str:
     tpl = PromptTemplate.load(PROMPTS, "rewrite")
-    resp = await llm.chat(tpl.request({"question": question}, stage="rewrite", max_tokens=96))
+    resp = await llm.chat(
+        tpl.request({"question": question}, stage="rewrite", max_tokens=budget.QUERY_LINE)
+    )
     return _one_line(resp.text) or question
 
 
@@ -51,7 +54,7 @@ async def hyde_answer(llm, question: str, options: dict[str, str]) -> str:
     name = "hyde" if options else "hyde_open"
     tpl = PromptTemplate.load(PROMPTS, name)
     values = {"question": question, "options": options_text(options)}
-    resp = await llm.chat(tpl.request(values, stage="hyde", max_tokens=256))
+    resp = await llm.chat(tpl.request(values, stage="hyde", max_tokens=budget.HYDE))
     return resp.text.strip()
 
 

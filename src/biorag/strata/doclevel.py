@@ -17,6 +17,7 @@ import numpy as np
 
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 
 DOC_PROMPT = PromptTemplate.load("biorag.strata.prompts", "strata_doc")
@@ -93,6 +94,7 @@ def extract_doc_llm(llm, title: str, abstract: str, keywords: list[str] | None =
         {"title": title, "abstract": abstract, "keywords": ", ".join(keywords or []) or "-"},
         stage="strata_doc",
         json_schema=DOC_SCHEMA,
+        max_tokens=budget.DOC_FACTS,
     )
     resp = llm.run_sync(llm.chat_json(req))
     if not isinstance(resp.parsed, dict):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from biorag.corpus.sentences import sentence_texts
 from biorag.errors import LLMError
 from biorag.extract.patterns import pattern_triple
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata.doclevel import DocInfo, extract_doc_llm, extract_doc_rules
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
@@ -60,6 +61,7 @@ _DRUG_PAIR = (
 )
 
 TRIPLET_PROMPT = PromptTemplate.load("biorag.strata.prompts", "strata_triplets")
+MAX_TRIPLET_TOKENS = 1024  # the ceiling of the triplet list's budget, whatever the abstract
 TRIPLET_SCHEMA = {
     "type": "array",
     "items": {
@@ -157,7 +159,7 @@ def extract_triplets_llm(llm, title: str, abstract: str) -> list[EntityTriplet]:
         system_vars={"relations": ", ".join(RELATIONS)},
         stage="strata_triplets",
         json_schema=TRIPLET_SCHEMA,
-        max_tokens=1024,
+        max_tokens=budget.JSON_TRIPLETS.for_text(f"{title} {abstract}", cap=MAX_TRIPLET_TOKENS),
     )
     resp = llm.run_sync(llm.chat_json(req))
     if resp.parse_error is not None:

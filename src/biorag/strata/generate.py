@@ -31,7 +31,7 @@ from typing import Any
 
 from biorag.errors import BioragError, LLMError
 from biorag.kg.typed_store import TypedGraphStore, open_typed_store
-from biorag.llm import ChatRequest, PromptTemplate
+from biorag.llm import ChatRequest, PromptTemplate, budget
 from biorag.strata.build import DB_NAME
 from biorag.strata.queries import related_papers
 from biorag.util.files import write_text_atomic
@@ -245,7 +245,12 @@ async def generate_biocdqa(
         }
         try:
             resp = await llm.chat_json(
-                gen.request(values, stage="biocdqa_generate", json_schema=GEN_SCHEMA)
+                gen.request(
+                    values,
+                    stage="biocdqa_generate",
+                    json_schema=GEN_SCHEMA,
+                    max_tokens=budget.GENERATED_QA,
+                )
             )
         except LLMError:
             report.failed += 1
@@ -263,6 +268,7 @@ async def generate_biocdqa(
             {"question": pair["question"], "answer": pair["ideal_answer"], "sources": sources},
             stage="biocdqa_ground",
             json_schema=GROUND_SCHEMA,
+            max_tokens=budget.GROUNDED_VERDICT,
         )
         try:
             verdict = await llm.chat_json(req)

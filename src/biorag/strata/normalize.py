@@ -19,6 +19,7 @@ import numpy as np
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.kg.typed_store import node_key
+from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata.vocab import VocabEntry, Vocabulary
 
@@ -121,6 +122,7 @@ class Normalizer:
             {"mention": mention, "type": type_, "candidates": lines},
             stage="strata_normalize",
             json_schema=NORMALIZE_SCHEMA,
+            max_tokens=budget.CHOICE_JSON,
         )
         try:
             resp = self.llm.run_sync(self.llm.chat_json(req))  # type: ignore[attr-defined]

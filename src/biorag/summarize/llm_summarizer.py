@@ -26,6 +26,7 @@ import numpy as np
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
+from biorag.llm.budget import SUMMARY_ENTRY, TEST_SUMMARY, fixed_list, words_budget
 from biorag.llm.prompts import PromptTemplate
 from biorag.summarize.base import (
     STAGE_COMPRESS,
@@ -135,9 +136,19 @@ class LLMSummarizer(Summarizer):
     def __repr__(self) -> str:
         return f"LLMSummarizer(mode={self.mode!r}, token_limit={self.token_limit})"
 
+    def _max_tokens(self, template: str, values: dict[str, Any]) -> int:
+        """The answer's budget (:mod:`biorag.llm.budget`): a test summary is one short
+        paragraph, a layer summary ``summary_max_tokens``, a merge its word target."""
+        if template == "compress":
+            return words_budget(int(values["words"]))
+        if template == "layer_summary":
+            return self.summary_max_tokens
+        return TEST_SUMMARY
+
     async def _ask(self, template: str, stage: str, **values: Any) -> str:
         tpl = self.templates[template]
-        resp = await self.llm.chat(tpl.request(values, stage=stage))
+        max_tokens = self._max_tokens(template, values)
+        resp = await self.llm.chat(tpl.request(values, stage=stage, max_tokens=max_tokens))
         return clean_summary(resp.text)
 
     async def test_summary(
@@ -182,7 +193,12 @@ class LLMSummarizer(Summarizer):
         got: dict[str, str] = {}
         try:
             resp = await self.llm.chat(
-                tpl.request(values, stage=STAGE_TEST, json_schema=BATCH_SCHEMA)
+                tpl.request(
+                    values,
+                    stage=STAGE_TEST,
+                    json_schema=BATCH_SCHEMA,
+                    max_tokens=fixed_list(len(items), TEST_SUMMARY + SUMMARY_ENTRY),
+                )
             )
             got = parse_batch(resp.parsed, {cid for cid, _, _ in items})
         except LLMError:
