@@ -208,7 +208,12 @@ def make_backend(settings: Settings) -> LLMBackend | None:
         from biorag.llm.hf_backend import HFBackend
 
         assert cfg.hf_path
-        return HFBackend(cfg.hf_path, model=cfg.model, load_in_4bit=cfg.load_in_4bit)
+        return HFBackend(
+            cfg.hf_path,
+            model=cfg.model,
+            load_in_4bit=cfg.load_in_4bit,
+            gguf_cache_dir=settings.home_path / "hf_from_gguf",
+        )
     if cfg.backend == "mock":
         from biorag.llm.mock_backend import MockBackend
 

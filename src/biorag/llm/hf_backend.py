@@ -12,12 +12,22 @@ A reasoning model's ``</think>`` survives decoding even where its tokenizer coun
 token, so :func:`~biorag.llm.base.attach_parsed` can move the thinking to ``reasoning``. The
 cache knows the model by :meth:`HFBackend.cache_identity` (its directory's content and how it
 is loaded), not by the directory name that responses show.
+
+``path`` may also be a ``.gguf`` file (llama.cpp's format; transformers reads it with the
+``gguf`` and ``accelerate`` packages, ``pip install 'biorag[gguf]'``). On first use the file
+is dequantized by transformers and saved once, model and tokenizer with the chat template the
+GGUF carries, into ``<gguf_cache_dir>/<first 16 hex digits of the file's sha256>/`` (written
+to a temporary directory, then renamed into place); later loads read that directory. The cache
+identity of a GGUF model is its file's sha256, so a renamed or moved file keeps its cached answers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import importlib.util
+import json
 import threading
 import time
 from pathlib import Path
@@ -26,7 +36,19 @@ from typing import Any
 from biorag.errors import ConfigError, LLMError
 from biorag.llm.base import THINK_CLOSE, attach_parsed, with_schema_instruction
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
+from biorag.util.files import write_dir_atomically
 from biorag.util.fingerprint import model_fingerprint
+
+GGUF_MARKER = "biorag_gguf.json"  # written last into a converted directory: it is complete
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's content, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _plain_prompt(messages: list[dict[str, str]]) -> str:
@@ -64,10 +86,13 @@ def _stop_criteria(tok: Any, n_prompt: int, stops: list[str]) -> Any:
 
 
 class HFBackend:
-    """Greedy generation with a local transformers model directory.
+    """Greedy generation with a local transformers model directory or ``.gguf`` file.
 
-    ``model`` (default: the directory's name) is the readable name responses and accounting
-    show; the cache key uses :meth:`cache_identity` instead.
+    ``model`` (default: the directory's name, or the GGUF file's name without ``.gguf``) is the
+    readable name responses and accounting show; the cache key uses :meth:`cache_identity`
+    instead. ``gguf_cache_dir`` holds the directories converted from GGUF files (default
+    ``.biorag/hf_from_gguf``; :func:`~biorag.llm.factory.make_backend` passes
+    ``<home>/hf_from_gguf``).
     """
 
     name = "hf"
@@ -78,15 +103,21 @@ class HFBackend:
         model: str | None = None,
         load_in_4bit: str = "auto",
         device: str | None = None,
+        gguf_cache_dir: str | Path | None = None,
     ) -> None:
         self.path = Path(path)
-        self.model = model or self.path.name
+        self.is_gguf = self.path.suffix.lower() == ".gguf"
+        self.model = model or (self.path.stem if self.is_gguf else self.path.name)
         self.load_in_4bit = load_in_4bit
         self.device = device
+        self.gguf_cache_dir = Path(gguf_cache_dir or Path(".biorag") / "hf_from_gguf")
+        # Seconds the GGUF conversion took in this process; None when none ran here.
+        self.conversion_s: float | None = None
         self._lock = threading.Lock()
         self._tok: Any = None
         self._lm: Any = None
         self._identity: str | None = None
+        self._gguf_sha: str | None = None
 
     def __repr__(self) -> str:
         return f"HFBackend(path={str(self.path)!r}, model={self.model!r})"
@@ -111,8 +142,80 @@ class HFBackend:
         return "bfloat16" if self._device(torch).startswith("cuda") else "float32"
 
     def _check_path(self) -> None:
-        if not self.path.is_dir():
-            raise ConfigError(f"llm.hf_path {self.path} is not a model directory")
+        if self.is_gguf:
+            if not self.path.is_file():
+                raise ConfigError(f"llm.hf_path {self.path} is not a file")
+        elif not self.path.is_dir():
+            raise ConfigError(
+                f"llm.hf_path {self.path} is not a model directory (nor a .gguf file)"
+            )
+
+    def _gguf_digest(self) -> str:
+        """The GGUF file's sha256 (read once)."""
+        if self._gguf_sha is None:
+            self._gguf_sha = file_sha256(self.path)
+        return self._gguf_sha
+
+    def converted_dir(self) -> Path:
+        """Where the GGUF file's transformers conversion lives (whether or not it exists)."""
+        return self.gguf_cache_dir / self._gguf_digest()[:16]
+
+    def _ensure_converted(self) -> Path:
+        """The converted directory of the GGUF file, converting it first when absent."""
+        target = self.converted_dir()
+        if (target / GGUF_MARKER).is_file():
+            return target
+        missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ConfigError(
+                f"llm.hf_path {self.path} is a GGUF file: reading it needs "
+                f"{' and '.join(missing)} (pip install 'biorag[gguf]')"
+            )
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        start = time.perf_counter()
+        folder, name = str(self.path.parent), self.path.name
+        kwargs: dict[str, Any] = {"gguf_file": name, "dtype": torch.float32}
+        try:  # transformers >= 5 may keep GGUF blocks packed; ask for dense weights
+            from transformers import GgufConfig
+
+            kwargs["quantization_config"] = GgufConfig(dequantize=True)
+        except ImportError:  # older transformers always dequantize
+            pass
+        try:
+            tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+            lm = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
+        except (OSError, ValueError, KeyError, RuntimeError) as e:
+            raise LLMError(f"cannot convert the GGUF file llm.hf_path {self.path}: {e}") from e
+        # The weights are plain dense tensors now: drop the GGUF "quantization" so that
+        # save_pretrained writes an ordinary checkpoint.
+        if getattr(lm, "hf_quantizer", None) is not None:
+            lm.hf_quantizer = None
+        if getattr(lm, "is_quantized", False):  # an attribute in transformers 4
+            with contextlib.suppress(AttributeError):
+                lm.is_quantized = False
+        if getattr(lm.config, "quantization_config", None) is not None:
+            del lm.config.quantization_config
+        if not getattr(tok, "chat_template", None):
+            raise ConfigError(
+                f"llm.hf_path {self.path}: the GGUF file carries no chat template; set "
+                "llm.hf_path to a transformers model directory whose tokenizer has one"
+            )
+
+        def write(tmp: Path) -> None:
+            lm.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            marker = {
+                "gguf": name,
+                "sha256": self._gguf_digest(),
+                "convert_s": round(time.perf_counter() - start, 2),
+            }
+            (tmp / GGUF_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+
+        write_dir_atomically(target, write)
+        self.conversion_s = time.perf_counter() - start
+        return target
 
     def cache_identity(self) -> str:
         """The model as the cache key names it: ``model@<fingerprint>:<precision>``.
@@ -120,7 +223,8 @@ class HFBackend:
         The fingerprint (:func:`~biorag.util.fingerprint.model_fingerprint`) covers the model
         directory's files (configs and tokenizer in full, weights by size and samples of their
         bytes), so two checkpoints in folders of one name (``run1/final``, ``run2/final``) do
-        not share cached answers, nor does one checkpoint loaded in 4 bits and in bfloat16.
+        not share cached answers, nor does one checkpoint loaded in 4 bits and in bfloat16. A
+        GGUF file's fingerprint is ``gguf-`` and the start of its sha256.
         Computed once (it reads the directory and imports torch); blocking, so async callers
         run it in a thread.
         """
@@ -128,7 +232,10 @@ class HFBackend:
             self._check_path()
             import torch
 
-            fingerprint = model_fingerprint(self.path)
+            if self.is_gguf:
+                fingerprint = f"gguf-{self._gguf_digest()[:16]}"
+            else:
+                fingerprint = model_fingerprint(self.path)
             self._identity = f"{self.model}@{fingerprint}:{self._precision(torch)}"
         return self._identity
 
@@ -137,6 +244,7 @@ class HFBackend:
         if self._lm is not None:
             return
         self._check_path()
+        model_dir = self._ensure_converted() if self.is_gguf else self.path
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -154,10 +262,10 @@ class HFBackend:
         else:
             kwargs["dtype"] = torch.bfloat16 if device.startswith("cuda") else torch.float32
         try:
-            tok = AutoTokenizer.from_pretrained(str(self.path))
-            lm = AutoModelForCausalLM.from_pretrained(str(self.path), **kwargs)
+            tok = AutoTokenizer.from_pretrained(str(model_dir))
+            lm = AutoModelForCausalLM.from_pretrained(str(model_dir), **kwargs)
         except (OSError, ValueError) as e:
-            raise LLMError(f"cannot load the transformers model at {self.path}: {e}") from e
+            raise LLMError(f"cannot load the transformers model at {model_dir}: {e}") from e
         if "device_map" not in kwargs:
             lm = lm.to(device)
         lm.eval()
