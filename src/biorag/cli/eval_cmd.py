@@ -93,6 +93,15 @@ def run(
         judge=judge,
     )
     report = write_report(out)
+    if summary.skipped_records:
+        typer.echo(f"skipped {summary.skipped_records} malformed dataset records:", err=True)
+        for ex in summary.skipped_examples:
+            typer.echo(f"  {ex}", err=True)
+        if summary.skipped_records > len(summary.skipped_examples):
+            typer.echo(
+                f"  ... and {summary.skipped_records - len(summary.skipped_examples)} more",
+                err=True,
+            )
     typer.echo(
         f"{summary.answered_now} answers now ({summary.errors_now} failed), "
         f"{summary.already_done} from before; report: {report}",
@@ -105,6 +114,9 @@ def run(
             err=True,
         )
     typer.echo(accounting_table(summary.metrics), err=True)
+    wall = (summary.metrics.get("accounting") or {}).get("wall_s")
+    if wall is not None:
+        typer.echo(f"wall time: {wall:.2f} s", err=True)
     if as_json:
         emit_json(summary.metrics)
         return

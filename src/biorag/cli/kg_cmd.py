@@ -78,6 +78,7 @@ def build(
 ) -> None:
     """Extract triplets, store them, embed the entities and write the expert-review CSV."""
     from biorag.kg.build import FORMATS, HALVES, build_kg
+    from biorag.llm.stage_yield import describe_yields
 
     fmt = _choice(fmt, FORMATS, "--format")
     half = _choice(half, HALVES, "--half")
@@ -116,6 +117,8 @@ def build(
             f"{report.entities_total} entities ({report.entities_embedded} embedded now)"
         )
         typer.echo(f"review CSV: {report.files['review_csv']}")
+        for line in describe_yields(report.llm_yield):
+            _say(f"LLM yield, {line}")
     print_accounting(accounting)
 
 

@@ -177,6 +177,7 @@ def build(
     """Extract typed triplets and methods/datasets/domains, normalize, store."""
     from dataclasses import asdict
 
+    from biorag.llm.stage_yield import describe_yields
     from biorag.strata import build_strata, load_vocabulary
 
     if limit is not None and limit < 1:
@@ -203,6 +204,8 @@ def build(
             f"{report.flat_triplets_added} entity relations added to the flat store"
         )
         _say(f"VectorGraphRAG: {report.vectorgraphrag}")
+        for line in describe_yields(report.llm_yield):
+            _say(f"LLM yield, {line}")
     print_accounting(accounting)
 
 

@@ -324,6 +324,7 @@ async def arejudge_run(
     from biorag.eval.run_metrics import run_metrics
     from biorag.util.files import write_json_atomic
 
+    started = time.perf_counter()
     out = Path(out_dir)
     cfg = read_json(out / RUN_FILE)
     dataset, methods = str(cfg.get("dataset") or ""), list(cfg.get("methods") or [])
@@ -355,6 +356,15 @@ async def arejudge_run(
     judged = judged_blocks(
         items, records, read_judgments(out / JUDGMENTS_FILE), methods, judge.model_id, stats.note
     )
-    metrics = run_metrics(dataset, split, setting, items, records, methods, judged)
+    metrics = run_metrics(
+        dataset,
+        split,
+        setting,
+        items,
+        records,
+        methods,
+        judged,
+        wall_s=time.perf_counter() - started,
+    )
     write_json_atomic(out / METRICS_FILE, metrics)
     return metrics, stats

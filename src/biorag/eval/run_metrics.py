@@ -13,14 +13,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.records import answer_sha256, judged_text, judgment_key, latest_records
+from biorag.llm.accounting import StageStats
 
 log = logging.getLogger("biorag.eval")
 
-_ACCOUNTING_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "failures")
+_ACCOUNTING_KEYS = (
+    "calls",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "failures",
+)
+#: The counters summed and averaged per stage: those of :class:`~biorag.llm.accounting.StageStats`.
+STAGE_KEYS = tuple(f.name for f in fields(StageStats))
 
 
 def is_multiple_choice(item: QAItem) -> bool:
@@ -55,25 +66,46 @@ def _macro_f1(pairs: list[tuple[str, str]], labels: list[str]) -> float:
     return sum(f1s) / len(f1s) if f1s else 0.0
 
 
-def _mean_accounting(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean calls/tokens per question per stage (and in total) over ``records``."""
-    keys = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "failures")
-    n = len(records)
+def _number(value: Any) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def sum_accounting(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Calls, cache hits, tokens, latency and failures per stage (and in total), summed over
+    the ``accounting`` of ``records`` (counts as integers, ``latency_s`` in seconds)."""
     stages: dict[str, dict[str, float]] = {}
-    total = dict.fromkeys(keys, 0.0)
+    total = dict.fromkeys(STAGE_KEYS, 0.0)
     for r in records:
         acc = r.get("accounting") or {}
         for stage, row in (acc.get("stages") or {}).items():
-            s = stages.setdefault(stage, dict.fromkeys(keys, 0.0))
-            for k in keys:
-                s[k] += float(row.get(k, 0) or 0)
-        for k in keys:
-            total[k] += float((acc.get("total") or {}).get(k, 0) or 0)
+            s = stages.setdefault(stage, dict.fromkeys(STAGE_KEYS, 0.0))
+            for k in STAGE_KEYS:
+                s[k] += _number(row.get(k))
+        for k in STAGE_KEYS:
+            total[k] += _number((acc.get("total") or {}).get(k))
 
-    def mean(d: dict[str, float]) -> dict[str, float]:
+    def typed(d: dict[str, float]) -> dict[str, Any]:
+        return {k: round(v, 4) if k == "latency_s" else int(v) for k, v in d.items()}
+
+    return {"stages": {k: typed(v) for k, v in sorted(stages.items())}, "total": typed(total)}
+
+
+def _mean_accounting(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean calls, cache hits, tokens, latency and failures per question per stage (and in
+    total) over ``records``."""
+    n = len(records)
+    sums = sum_accounting(records)
+
+    def mean(d: dict[str, Any]) -> dict[str, float]:
         return {k: round(v / n, 4) if n else 0.0 for k, v in d.items()}
 
-    return {"stages": {k: mean(v) for k, v in sorted(stages.items())}, "total": mean(total)}
+    return {
+        "stages": {k: mean(v) for k, v in sums["stages"].items()},
+        "total": mean(sums["total"]),
+    }
 
 
 def judged_blocks(
@@ -110,7 +142,7 @@ def judged_blocks(
     for m in methods:
         scores: list[int] = []
         failed = unusable = no_answer = 0
-        acc = dict.fromkeys(_ACCOUNTING_KEYS, 0)
+        acc: dict[str, Any] = dict.fromkeys(_ACCOUNTING_KEYS, 0)
         for it in eligible:
             rec = latest.get((m, it.id))
             if rec is None or rec.get("error"):
@@ -123,7 +155,10 @@ def judged_blocks(
                 continue
             total = (j.get("accounting") or {}).get("total") or {}
             for k in _ACCOUNTING_KEYS:
-                acc[k] += int(total.get(k, 0) or 0)
+                if k == "latency_s":
+                    acc[k] = round(acc[k] + _number(total.get(k)), 4)
+                else:
+                    acc[k] += int(_number(total.get(k)))
             s = j.get("score")
             if isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 5:
                 scores.append(s)
@@ -226,6 +261,7 @@ def compute_metrics(
         if scores is not None:
             entry["scores"] = scores
         entry["accounting_per_question"] = _mean_accounting(recs)
+        entry["accounting_total"] = sum_accounting(recs)
         secs = [float(r.get("seconds") or 0.0) for r in recs]
         entry["seconds_total"] = round(sum(secs), 3)
         entry["seconds_per_question"] = round(sum(secs) / len(secs), 4) if secs else 0.0
@@ -241,10 +277,14 @@ def run_metrics(
     records: list[dict[str, Any]],
     methods: list[str],
     judged: dict[str, dict[str, Any]] | None = None,
+    wall_s: float | None = None,
 ) -> dict[str, Any]:
     """The whole ``metrics.json`` of a run: its identity and :func:`compute_metrics` per method.
 
-    ``judged`` (per method) is stored as each method's ``judged`` block.
+    ``judged`` (per method) is stored as each method's ``judged`` block. ``accounting`` holds
+    the answering LLM use of every method's latest records summed per stage, and ``wall_s``:
+    the wall-clock seconds of the command that wrote the file (this invocation; a resumed run
+    counts only its own part; each record has its own ``seconds``).
     """
     scorer = dataset_scorer()
     per_method = compute_metrics(dataset, items, records, methods, scorer)
@@ -259,6 +299,10 @@ def run_metrics(
         "subsets": sorted({it.subset for it in items if it.subset}),
         "parts": sorted({str(it.meta["part"]) for it in items if "part" in it.meta}),
         "methods": per_method,
+        "accounting": {
+            **sum_accounting([{"accounting": e["accounting_total"]} for e in per_method.values()]),
+            "wall_s": round(wall_s, 4) if wall_s is not None else None,
+        },
     }
     if scorer is None:
         metrics["note"] = "biorag.eval.metrics is not installed: dataset scores not computed"

@@ -54,6 +54,7 @@ log = logging.getLogger("biorag.eval")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONSECUTIVE_ERRORS = 25
+SHOW_SKIPPED = 20  # skipped dataset records listed by file and line
 
 
 @dataclass
@@ -67,6 +68,7 @@ class EvalSummary:
     errors_now: int = 0
     already_done: int = 0
     skipped_records: int = 0
+    skipped_examples: list[str] = field(default_factory=list)
     judged_now: int = 0
     judge_failed_now: int = 0
     already_judged: int = 0
@@ -185,6 +187,7 @@ async def arun_eval(
     from biorag.methods.registry import build_method
     from biorag.util.progress import progress_bar
 
+    started = time.perf_counter()
     out = Path(out_dir)
     if loader is None:
         from biorag.eval.datasets import canonical_name
@@ -210,6 +213,7 @@ async def arun_eval(
     loaded = _load_items(loader, dataset, data_path, split, setting, limit)
     items: list[QAItem] = list(loaded.items)
     skipped = list(getattr(loaded, "skipped", []) or [])
+    skipped_examples = [_skipped_text(r) for r in skipped[:SHOW_SKIPPED]]
     if skipped:
         log.warning("%s: %d record(s) skipped while loading", dataset, len(skipped))
     if not items:
@@ -268,6 +272,7 @@ async def arun_eval(
             n_items=len(items),
             already_done=len(items) * len(methods) - len(pending),
             skipped_records=len(skipped),
+            skipped_examples=skipped_examples,
         )
         if pending:
             await _answer_all(
@@ -295,10 +300,25 @@ async def arun_eval(
 
     records = read_predictions(out / PREDICTIONS_FILE)
     judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
-    metrics = run_metrics(dataset, split, setting, items, records, methods, judged)
+    metrics = run_metrics(
+        dataset,
+        split,
+        setting,
+        items,
+        records,
+        methods,
+        judged,
+        wall_s=time.perf_counter() - started,
+    )
     write_json_atomic(out / METRICS_FILE, metrics)
     summary.metrics = metrics
     return summary
+
+
+def _skipped_text(record: Any) -> str:
+    """``file:line: reason`` of a record the loader skipped."""
+    where = record.where() if hasattr(record, "where") else str(getattr(record, "file", record))
+    return f"{where}: {getattr(record, 'reason', '')}".rstrip(": ")
 
 
 async def _answer_all(

@@ -39,8 +39,19 @@ from biorag.extract.triples import (
     has_triple,
     with_triple,
 )
+from biorag.llm.stage_yield import StageYield, warn_if_low
 
 __all__ = ["Extraction", "Mode", "Strategy", "build_extraction"]
+
+#: the LLM stage that finds the claims, by (mode, strategy)
+_CLAIM_STAGE = {
+    ("batched", "single_stage"): "claims_triples",
+    ("batched", "direct_triples"): "direct_triples",
+    ("faithful", "direct_triples"): "direct_triples",
+    ("batched", "entity_pairs"): "pair_relations",
+    ("faithful", "entity_pairs"): "pair_relations",
+}
+_LLM_TRIPLES = frozenset({"llm", "llm_repair", "llm_entities_relation"})
 
 Mode = Literal["batched", "faithful"]
 Strategy = Literal["single_stage", "two_stage", "direct_triples", "entity_pairs"]
@@ -52,7 +63,12 @@ class Extraction:
     ``stats`` describes the last :meth:`run`: ``chunks``, ``pieces``, ``claims``,
     ``unresolved_references`` (left by the no-LLM extractor), ``reference_words`` (pronouns and
     demonstratives still in the claims, any mode), ``triple_sources`` (count per source),
-    ``mode``, ``strategy`` and ``floor`` (True for the no-LLM operators).
+    ``mode``, ``strategy`` and ``floor`` (True for the no-LLM operators); with an LLM also
+    ``llm_yield``: per LLM stage the inputs, those with usable output, the outputs and the
+    fallbacks to the no-LLM floor (:class:`~biorag.llm.stage_yield.StageYield`; the claims stage
+    counts chunks with at least one claim, the triples stage claims whose triple came from the
+    LLM, the rule-based triple being its floor). A stage where under 20% of the inputs gave
+    usable output is logged as a WARNING (once per process and stage).
     """
 
     def __init__(
@@ -114,6 +130,41 @@ class Extraction:
             "reference_words": sum(count_references(c.text) for c in out),
             "triple_sources": dict(Counter(c.triple_source for c in out)),
         }
+        if not self.floor:
+            yields = self._yields(chunks, out)
+            for y in yields:
+                warn_if_low(y, once=True)
+            self.stats["llm_yield"] = {y.stage: y.to_dict() for y in yields}
+        return out
+
+    def _yields(self, chunks: list[Chunk], claims: list[Claim]) -> list[StageYield]:
+        asked = {c.id for c in chunks if c.text.strip()}
+        stage = _CLAIM_STAGE.get((self.mode, self.strategy), "claims")
+        found = asked & {c.chunk_id for c in claims}
+        out = [
+            StageYield(
+                stage,
+                inputs=len(asked),
+                usable=len(found),
+                outputs=len(claims),
+                unit="chunks",
+                output_unit="claims",
+            )
+        ]
+        if self.strategy in ("single_stage", "two_stage") and claims:
+            llm = sum(c.triple_source in _LLM_TRIPLES for c in claims)
+            rules = sum(c.triple_source == "rule_based" for c in claims)
+            out.append(
+                StageYield(
+                    "triples",
+                    inputs=len(claims),
+                    usable=llm,
+                    outputs=llm,
+                    fallbacks=rules,
+                    unit="claims",
+                    output_unit="triples",
+                )
+            )
         return out
 
 

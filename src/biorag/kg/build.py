@@ -10,7 +10,10 @@ layout: :mod:`biorag.kg.directory`).
 
 Extraction uses the LLM when one is configured, else the rule-based floor (see
 :mod:`biorag.kg.extract_triplets`). Every unit that yields no triplet is reported with where it
-is (``file:line`` or the question id) and why.
+is (``file:line`` or the question id) and why. With an LLM, ``llm_yield`` counts per stage
+(``kg_triplets`` for QA pairs, ``kg_triplets_text`` for sentences) the units asked and those
+that gave a usable triplet (:class:`~biorag.llm.stage_yield.StageYield`); a stage where under
+20% did is logged as a WARNING.
 
 This module also re-exports the names other code imports from it: the sources
 (:mod:`biorag.kg.sources`), the directory helpers (:mod:`biorag.kg.directory`) and
@@ -52,6 +55,7 @@ from biorag.kg.sources import (
 )
 from biorag.kg.sqlite_store import FILENAME
 from biorag.kg.store import open_store
+from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.util.files import write_json_atomic
 
 __all__ = [
@@ -101,6 +105,8 @@ class BuildReport:
     files: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=dict)
+    # per LLM stage: inputs, usable, outputs, fallbacks and shares (StageYield.to_dict())
+    llm_yield: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def dropped_by_reason(self) -> dict[str, int]:
         return dict(Counter(d.reason for d in self.dropped).most_common())
@@ -114,10 +120,11 @@ class BuildReport:
 
 async def _extract(
     src: Sources, llm: Any | None, batch_size: int, use_explanation: bool
-) -> tuple[list[Triplet], list[tuple[str, str]], dict[str, int]]:
+) -> tuple[list[Triplet], list[tuple[str, str]], dict[str, int], list[StageYield]]:
     triplets: list[Triplet] = []
     dropped: list[tuple[str, str]] = []
     stats: Counter[str] = Counter()
+    yields: list[StageYield] = []
     try:
         if src.pairs:
             rep = await extract_qa_triplets(
@@ -126,15 +133,26 @@ async def _extract(
             triplets += rep.triplets
             dropped += rep.dropped
             stats.update(rep.stats)
+            yields.append(_yield("kg_triplets", rep, "QA pairs"))
         if src.texts:
             rep = await extract_text_triplets(src.texts, llm)
             triplets += rep.triplets
             dropped += rep.dropped
             stats.update(rep.stats)
+            yields.append(_yield("kg_triplets_text", rep, "sentences"))
     finally:
         if llm is not None:
             await llm.aclose()
-    return triplets, dropped, dict(stats)
+    return triplets, dropped, dict(stats), yields if llm is not None else []
+
+
+def _yield(stage: str, rep: Any, unit: str) -> StageYield:
+    """Every unit ends as one triplet or one dropped entry; with an LLM there is no floor to
+    fall back to (an unusable answer is dropped)."""
+    n = len(rep.triplets)
+    return StageYield(
+        stage, inputs=n + len(rep.dropped), usable=n, outputs=n, unit=unit, output_unit="triplets"
+    )
 
 
 def build_kg(
@@ -189,9 +207,12 @@ def build_kg(
             f"({report.extractor})"
         )
     t0 = time.perf_counter()
-    extracted, dropped, stats = asyncio.run(_extract(src, llm, batch_size, use_explanation))
+    extracted, dropped, stats, yields = asyncio.run(_extract(src, llm, batch_size, use_explanation))
     seconds["extract"] = time.perf_counter() - t0
     report.stats = stats
+    for y in yields:
+        warn_if_low(y)
+    report.llm_yield = {y.stage: y.to_dict() for y in yields}
     for sid, why in dropped:
         report.dropped.append(Dropped(src.where.get(sid, sid), why, sid))
     located = [*src.given, *((src.where.get(t.source_id, t.source_id), t) for t in extracted)]

@@ -19,7 +19,10 @@ is also projected into the flat VectorGraphRAG store of the same place
 synced too (VectorGraphRAG would otherwise embed the entities when it first opens ``OUT``).
 
 With ``llm=None`` every paper goes through the no-LLM floor; with an LLM a failed call falls
-back to the floor for that paper (counted in the report).
+back to the floor for that paper (counted in the report). ``llm_yield`` reports, per LLM stage
+(``strata_triplets``, ``strata_doc``, ``strata_normalize``), the inputs, those that gave usable
+output, the outputs and the floor fallbacks (:class:`~biorag.llm.stage_yield.StageYield`); a
+stage where under 20% of the inputs gave usable output is logged as a WARNING.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from biorag.kg.typed_store import (
     node_key,
     open_typed_store,
 )
+from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import (
     MentionMatcher,
@@ -76,7 +80,9 @@ class BuildReport:
     nodes: dict[str, int] = field(default_factory=dict)
     edges: dict[str, int] = field(default_factory=dict)
     normalized: dict[str, int] = field(default_factory=dict)  # exact/llm/vector/new
-    llm_fallbacks: int = 0
+    llm_fallbacks: int = 0  # papers with at least one LLM stage on the no-LLM floor
+    # per LLM stage: inputs, usable, outputs, fallbacks and shares (StageYield.to_dict())
+    llm_yield: dict[str, dict[str, Any]] = field(default_factory=dict)
     mode: str = "no-llm"
     flat_triplets_added: int = 0  # entity relations new to the flat VectorGraphRAG store
     flat_triplets_duplicates: int = 0  # already there (another paper, an earlier build)
@@ -164,6 +170,12 @@ def _build(
 ) -> None:
     """Write every paper's entity and document level into ``store``."""
     normalizer = Normalizer(vocab, embedder, llm)
+    yields = {
+        "strata_triplets": StageYield("strata_triplets", unit="papers", output_unit="triplets"),
+        "strata_doc": StageYield(
+            "strata_doc", unit="papers", output_unit="methods, datasets and domains"
+        ),
+    }
     names = NameMatcher(embedder)
     matcher = MentionMatcher(vocab)
     pids = {str(p["pid"]) for p in papers}
@@ -185,6 +197,7 @@ def _build(
             except LLMError as e:
                 log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
                 report.llm_fallbacks += 1
+            _tally(yields, triplets, doc)
         if triplets is None:
             triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)
         if doc is None:
@@ -215,6 +228,36 @@ def _build(
             cid = store.upsert_node("Paper", cited, cited, None, attrs_c)
             store.add_edge(paper, cid, "CITES", pid)
         report.papers += 1
+    if llm is not None:
+        asked = normalizer.stats
+        yields["strata_normalize"] = StageYield(
+            "strata_normalize",
+            inputs=asked["asked"],
+            usable=asked["answered"],
+            outputs=asked["answered"],
+            fallbacks=asked["asked"] - asked["answered"],
+            unit="mentions",
+            output_unit="choices",
+        )
+        for y in yields.values():
+            warn_if_low(y, logger=log)
+        report.llm_yield = {k: y.to_dict() for k, y in yields.items()}
+
+
+def _tally(yields: dict[str, StageYield], triplets: list[Any] | None, doc: Any | None) -> None:
+    """Count one paper's LLM stages: None is a fallback to the floor (the call failed; the
+    document level is not asked when the triplets failed), else usable when not empty."""
+    for stage, items in (
+        ("strata_triplets", triplets),
+        ("strata_doc", None if doc is None else [*doc.methods, *doc.datasets, *doc.domains]),
+    ):
+        y = yields[stage]
+        y.inputs += 1
+        if items is None:
+            y.fallbacks += 1
+        else:
+            y.usable += bool(items)
+            y.outputs += len(items)
 
 
 def _entity(

@@ -12,6 +12,7 @@ unnormalized node keyed by its lower-cased surface under its own type.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +68,8 @@ class Normalizer:
         if embedder is not None and pairs:
             self._matrix = embedder.embed([s for s, _ in pairs])
         self._cache: dict[tuple[str, str], Normalized] = {}
+        #: LLM choices: ``asked``, ``answered`` (a usable choice, "none" included), ``failed``
+        self.stats: Counter[str] = Counter()
 
     def candidates(self, mention: str, type_: str | None = None) -> list[tuple[VocabEntry, float]]:
         """Up to ``top_k`` distinct entries, exact matches first (score 1.0), then by cosine.
@@ -124,14 +127,18 @@ class Normalizer:
             json_schema=NORMALIZE_SCHEMA,
             max_tokens=budget.CHOICE_JSON,
         )
+        self.stats["asked"] += 1
         try:
             resp = self.llm.run_sync(self.llm.chat_json(req))  # type: ignore[attr-defined]
         except LLMError as e:
             log.warning("strata_normalize failed for %r: %s", mention, e)
+            self.stats["failed"] += 1
             return False
         val = resp.parsed.get("choice") if isinstance(resp.parsed, dict) else False
         if isinstance(val, bool) or not (val is None or isinstance(val, int)):
+            self.stats["failed"] += 1
             return False
+        self.stats["answered"] += 1
         if isinstance(val, int) and not 0 <= val < len(cands):
             return None
         return val

@@ -1,0 +1,56 @@
+"""``biorag eval`` with bad input: a record with an empty question is skipped and reported by
+file and line; an LLM server that is down ends the run with one line naming llm.base_url."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+
+def _medqa(path, n: int, empty_at: int | None = None):
+    lines = []
+    for i in range(n):
+        q = "   " if i == empty_at else f"Which drug treats condition {i}?"
+        opts = {"A": f"drug {i}", "B": "placebo", "C": "nothing", "D": "surgery"}
+        lines.append(json.dumps({"question": q, "options": opts, "answer_idx": "A"}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_empty_question_is_skipped_and_reported_with_its_line(cli, tmp_path):
+    data = _medqa(tmp_path / "medqa.jsonl", 4, empty_at=1)
+    res = cli(
+        *("eval", "--dataset", "medqa", "--data", str(data), "--methods", "closed-book"),
+        *("--out", "run", "--json"),
+        llm_backend="mock",
+        llm_mock_script="dry-run",
+    )
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 malformed dataset records:" in res.stderr
+    assert f"{data}:2: line 2: field 'question' is empty" in res.stderr
+    metrics = json.loads(res.stdout)
+    assert metrics["n_items"] == 3 and metrics["accounting"]["wall_s"] > 0
+    assert metrics["accounting"]["total"]["calls"] == 6
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["skipped_records"] == 1
+
+
+def test_eval_with_the_llm_server_down_is_one_line(cli, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = _medqa(tmp_path / "medqa.jsonl", 30)
+    res = cli(
+        *("eval", "--dataset", "medqa", "--data", str(data), "--methods", "closed-book"),
+        *("--out", "run", "--concurrency", "1"),
+        llm_backend="openai",
+        llm_base_url=f"http://127.0.0.1:{port}/v1",
+        llm_model="m",
+        llm_max_retries=0,
+    )
+    assert res.exit_code == 2, res.output
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in res.stderr
+    assert "failed answers in a row" in errors[0] and "llm.base_url" in errors[0]
+    recs = (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
+    assert len(recs) == 25 and all("llm.base_url" in json.loads(r)["error"] for r in recs)
