@@ -10,10 +10,12 @@ rag.ask("Does metformin ...?", options={"A": "yes", "B": "no"})
 from __future__ import annotations
 
 import asyncio
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from biorag.config import Settings, load_settings
+from biorag.errors import require_question
 from biorag.methods.base import Answer, Question, Runtime
 
 
@@ -65,12 +67,18 @@ class BioRAG:
         method: str = "retrieve-read",
         **method_options: Any,
     ) -> Answer:
+        """Answer ``question``; :class:`~biorag.errors.InputError` when it is empty."""
         from biorag.methods.registry import build_method
 
+        question = require_question(question, "BioRAG.ask: question", 'rag.ask("Does ...?")')
         qa = build_method(method, self.runtime, method_options)
-        return self._run(qa.answer(Question(text=question, options=options or {})))
+        llm = self.runtime.llm
+        with llm.accounting.run() if llm is not None else nullcontext():
+            return self._run(qa.answer(Question(text=question, options=options or {})))
 
     def accounting(self) -> dict[str, Any]:
+        """The LLM's calls, cache hits, tokens and latency per stage over every :meth:`ask`, and
+        ``wall_s``, their summed wall-clock seconds (``{}`` without an LLM)."""
         return self.runtime.accounting()
 
     def _reset_searcher(self) -> None:

@@ -14,6 +14,10 @@ class ConfigError(BioragError):
     """An invalid configuration file, key or value."""
 
 
+class InputError(BioragError):
+    """An unusable argument: an empty question, say."""
+
+
 class InputFormatError(BioragError):
     """A file that is not what its loader expects."""
 
@@ -24,3 +28,12 @@ class IndexMismatchError(BioragError):
 
 class LLMError(BioragError):
     """An LLM backend failed after its retries, or answered something unusable."""
+
+
+def require_question(text: str, name: str, example: str) -> str:
+    """``text`` stripped; :class:`InputError` naming the input ``name`` when it is empty or only
+    whitespace (``example`` shows the fix)."""
+    if not isinstance(text, str) or not text.strip():
+        got = "empty" if not text else "only whitespace"
+        raise InputError(f"{name} is {got}; pass the question text, e.g. {example}")
+    return text.strip()

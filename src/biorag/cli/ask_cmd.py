@@ -15,7 +15,7 @@ from biorag.cli.common import (
     parse_json_option,
     print_accounting,
 )
-from biorag.errors import BioragError
+from biorag.errors import BioragError, require_question
 from biorag.methods.base import Runtime
 
 
@@ -28,7 +28,13 @@ def run_question(
     graph_html: Path | None = None,
     graphml: Path | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Answer one question; returns (answer as a dict, accounting)."""
+    """Answer one question; returns (answer as a dict, accounting).
+
+    The accounting is :meth:`~biorag.llm.accounting.Accounting.report`: LLM calls, cache hits,
+    tokens and latency per stage (none without an LLM) and ``wall_s``, the wall-clock seconds
+    of the whole answer (method, retrieval, LLM calls, graph export).
+    """
+    from biorag.llm.accounting import Accounting
     from biorag.methods.base import Question
     from biorag.methods.registry import build_method
 
@@ -38,15 +44,19 @@ def run_question(
         raise BioragError(
             '--options must be a JSON object of strings, e.g. {"A": "yes", "B": "no"}'
         )
-    qa = build_method(method, rt, method_options)
-    if qa.needs_index and not rt.index_paths:
-        raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
-    answer = asyncio.run(_answer_and_close(rt, qa, Question(text=question, options=options or {})))
-    out = answer.model_dump()
-    out.update(out.pop("details"))
-    if graph_html or graphml:
-        export_graph(qa, graph_html, graphml)
-    return out, rt.accounting()
+    llm = rt.llm
+    acc = llm.accounting if llm is not None else Accounting()
+    with acc.run():
+        qa = build_method(method, rt, method_options)
+        if qa.needs_index and not rt.index_paths:
+            raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
+        q = Question(text=question, options=options or {})
+        answer = asyncio.run(_answer_and_close(rt, qa, q))
+        out = answer.model_dump()
+        out.update(out.pop("details"))
+        if graph_html or graphml:
+            export_graph(qa, graph_html, graphml)
+    return out, acc.report()
 
 
 async def _answer_and_close(rt: Runtime, qa: Any, question: Any) -> Any:
@@ -133,6 +143,9 @@ def ask(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Answer a question; every answer comes with the chunks and documents it rests on."""
+    question = require_question(
+        question, "the QUESTION argument", 'biorag ask "Does metformin lower HbA1c?"'
+    )
     opts = parse_json_option(options, "--options")
     mopts = parse_json_option(method_options, "--method-options") or {}
     if not isinstance(mopts, dict):

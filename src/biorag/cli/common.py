@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 import typer
 
 from biorag.config import Settings, load_settings
-from biorag.errors import BioragError
+from biorag.errors import BioragError, ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +38,23 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+MAX_ERROR_CHARS = 600
+_TAG = re.compile(r"<[^<>]{0,300}>")
+
+
+def one_line(error: BaseException) -> str:
+    """``error``'s message on one line: whitespace runs collapsed, the tags of an HTML page a
+    server answered with dropped, cut at :data:`MAX_ERROR_CHARS`. A :class:`ConfigError` keeps
+    its lines (one per invalid key, by design)."""
+    text = str(error)
+    if isinstance(error, ConfigError):
+        return text
+    if re.search(r"<(!doctype|html|head|body|title)\b", text, re.IGNORECASE):
+        text = _TAG.sub(" ", text)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+
+
 def handle_errors(fn: F) -> F:
     """Turn a user's mistake into one clear message on stderr (exit 2), never a traceback."""
 
@@ -45,7 +63,7 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except BioragError as e:
-            fail(str(e))
+            fail(one_line(e))
         except KeyboardInterrupt:
             typer.echo("interrupted; run the same command again to resume", err=True)
             raise typer.Exit(130) from None
@@ -58,11 +76,14 @@ def emit_json(data: Any) -> None:
 
 
 def print_accounting(report: dict[str, Any]) -> None:
-    """The LLM accounting table, on stderr, at the end of a command."""
-    if not report:
-        typer.echo("accounting: no LLM calls (no-LLM operators)", err=True)
-        return
+    """The LLM accounting table and the command's wall time, on stderr, at the end of a
+    command."""
+    wall = report.get("wall_s")
+    took = f" in {wall:.2f} s" if isinstance(wall, int | float) else ""
     stages = report.get("stages", report)
+    if not report or not any(isinstance(row, dict) for row in stages.values()):
+        typer.echo(f"accounting: no LLM calls (no-LLM operators){took}", err=True)
+        return
     typer.echo("accounting (LLM calls per stage):", err=True)
     for stage, row in stages.items():
         if not isinstance(row, dict):
@@ -75,17 +96,32 @@ def print_accounting(report: dict[str, Any]) -> None:
             + (f" loops_cut={row['repetition_cuts']}" if row.get("repetition_cuts") else ""),
             err=True,
         )
+    total = report.get("total")
+    if isinstance(total, dict) and took:
+        typer.echo(
+            f"  {'total':<18} calls={total.get('calls', 0):<5}"
+            f" cached={total.get('cache_hits', 0):<5}"
+            f" prompt_tokens={total.get('prompt_tokens', 0):<7}"
+            f" completion_tokens={total.get('completion_tokens', 0):<7}"
+            f" seconds={total.get('latency_s', 0.0):.2f}; wall time {wall:.2f} s",
+            err=True,
+        )
 
 
 @contextmanager
 def llm_session(llm: Any | None) -> Iterator[dict[str, Any]]:
-    """Run a block with ``llm`` (None: no LLM); yields a dict that holds the LLM's accounting
-    report once the block has finished, and closes the LLM however the block ends."""
+    """Run a block with ``llm`` (None: no LLM); yields a dict that holds the accounting report
+    (:meth:`~biorag.llm.accounting.Accounting.report`, no stages without an LLM) once the block
+    has finished, its ``wall_s`` the block's wall-clock seconds; closes the LLM however the
+    block ends."""
+    from biorag.llm.accounting import Accounting
+
     accounting: dict[str, Any] = {}
+    acc = llm.accounting if llm is not None else Accounting()
     try:
-        yield accounting
-        if llm is not None:
-            accounting.update(llm.accounting.report())
+        with acc.run():
+            yield accounting
+        accounting.update(acc.report())
     finally:
         if llm is not None:
             llm.close()
