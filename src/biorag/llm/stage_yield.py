@@ -121,11 +121,10 @@ def warn_if_low(
             logger.debug("low yield again: %s", y.describe())
             return True
     logger.warning(
-        "LOW YIELD of LLM stage %s: %s; under %.0f%% of the %s gave usable output. The model "
+        "LOW YIELD of LLM stage %s; under %.0f%% of the %s gave usable output. The model "
         "probably does not follow the answer format (small models often loop or ramble): try a "
         "bigger model, or a server with structured output (llm.structured_output = "
         '"json_schema"); per-stage calls, tokens and loops cut are in the accounting.',
-        y.stage,
         y.describe(),
         100 * threshold,
         y.unit,
