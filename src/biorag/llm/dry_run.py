@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from biorag.llm.evidence import parse_passages
 from biorag.llm.types import ChatRequest
 
 DRY_RUN = "dry-run"
@@ -24,6 +25,24 @@ _QTYPE = re.compile(r"^Question type: (yesno|factoid|list)\b", re.M)
 def _after(text: str, marker: str) -> str:
     i = text.rfind(marker)
     return text[i + len(marker) :].strip() if i >= 0 else text.strip()
+
+
+def _texts(prompt: str) -> list[str]:
+    """The texts of the prompt's passage blocks, in order."""
+    return [text for _, text in parse_passages(prompt)]
+
+
+def _first_passage(prompt: str, marker: str) -> str:
+    """The first passage block's text (the text after ``marker`` in a prompt without blocks)."""
+    texts = _texts(prompt)
+    return texts[0] if texts else _after(prompt, marker)
+
+
+def _numbers(prompt: str) -> list[int]:
+    """The numeric passage ids of the prompt (the items a batched prompt numbers; ``[n] ``
+    line prefixes in a prompt without blocks)."""
+    ids = [pid for pid, _ in parse_passages(prompt)] or _NUMBERED.findall(prompt)
+    return sorted({int(pid) for pid in ids if pid.isdigit()})
 
 
 def _sentences(text: str) -> list[str]:
@@ -51,7 +70,7 @@ def _exact_answer(prompt: str) -> str:
     qtype = m.group(1) if m else "factoid"
     if qtype == "yesno":
         return json.dumps({"answer": "yes"})
-    passages = prompt.split("Passages:", 1)[-1].split("\nQuestion:", 1)[0]
+    passages = "\n".join(_texts(prompt)) or _after(prompt, "Passages:").split("\nQuestion:")[0]
     names = list(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9-]{2,}\b", passages)))
     return json.dumps({"answer": names[: 5 if qtype == "factoid" else 3] or ["dry run"]})
 
@@ -60,7 +79,7 @@ def _biocdqa_pair(prompt: str) -> str:
     """A question of the asked type on the first paper, its first sentence quoted verbatim."""
     m = re.search(r'of type "(\w[\w ]*)"', prompt)
     qtype = m.group(1) if m else "factual"
-    abstract = re.search(r"^Abstract: (.*)$", prompt, re.M)
+    abstract = re.search(r"^Abstract: (.*)$", "\n".join(_texts(prompt)) or prompt, re.M)
     sents = _sentences(abstract.group(1)) if abstract else []
     quote = sents[0] if sents else (abstract.group(1).strip() if abstract else "")
     return json.dumps(
@@ -82,25 +101,24 @@ def dry_run_responder(req: ChatRequest) -> str:
     if stage == "hyde":
         return "A. " + _first_words(_after(prompt, "Question:"), 40)
     if stage in ("claims", "claims_plain"):
-        return "\n".join(f"CLAIM: {s}" for s in _sentences(_after(prompt, "Text:")))
+        return "\n".join(f"CLAIM: {s}" for s in _sentences(_first_passage(prompt, "Text:")))
     if stage == "claims_triples":
-        sents = _sentences(_after(prompt, "Text:"))
+        sents = _sentences(_first_passage(prompt, "Text:"))
         return "\n\n".join(f"CLAIM: {s}\n{_triple_lines(s)}" for s in sents)
     if stage == "claims_gleaning":
         return "NO_ADDITIONAL_CLAIMS"
     if stage in ("triples", "triples_repair"):
-        return _triple_lines(_after(prompt, "Claim:").splitlines()[0])
+        return _triple_lines(_first_passage(prompt, "Claim:").splitlines()[0])
     if stage == "triples_entities":
         from biorag.extract.entities import rule_based_entities
 
-        ents = rule_based_entities(_after(prompt, "Claim:").splitlines()[0])[:2]
+        ents = rule_based_entities(_first_passage(prompt, "Claim:").splitlines()[0])[:2]
         return "\n".join(f"ENTITY: {e}" for e in ents)
     if stage == "triples_relation":
         return "RELATION: is associated with"
     if stage == "denoise":
         if req.json_schema is not None or "JSON" in prompt:
-            numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
-            return json.dumps({str(n): "yes" for n in numbers})
+            return json.dumps({str(n): "yes" for n in _numbers(prompt)})
         return "Yes"
     if stage == "layer_summary_batch" or (stage == "coi_test_summary" and _ID_LINE.search(prompt)):
         marker = "Claim:" if stage == "layer_summary_batch" else "Central claim:"
@@ -109,19 +127,25 @@ def dry_run_responder(req: ChatRequest) -> str:
         return json.dumps(
             {
                 "summaries": [
-                    {"claim_id": cid, "summary": _after(block, marker).splitlines()[0]}
+                    {"claim_id": cid, "summary": _first_passage(block, marker).splitlines()[0]}
                     for cid, block in zip(ids, blocks, strict=False)
                 ]
             }
         )
     if stage == "coi_test_summary":
-        return _first_words(_after(prompt, "Central claim:"), 60)
-    if stage in ("layer_summary", "compress"):
-        if "Claim:" in prompt:
-            return _after(prompt, "Claim:").splitlines()[0]
-        return _first_words(prompt, 60)
+        return _first_words(_first_passage(prompt, "Central claim:"), 60)
+    if stage == "layer_summary":
+        return _first_passage(prompt, "Claim:").splitlines()[0]
+    if stage == "compress":
+        return _first_words(" ".join(_texts(prompt)) or prompt, 60)
     if stage == "answer" and req.json_schema is not None:
         return json.dumps({"reasoning": "dry run", "answer": "A"})
+    if stage == "answer":  # reasoning or a cited free-text answer; never an echo of the prompt
+        return "Dry-run answer: A [1]."
+    if stage == "iprar_answer":
+        return "Dry-run draft answer [1]."
+    if stage == "raptor_summary":
+        return _first_words(" ".join(_texts(prompt)) or prompt, 60)
     if stage == "kg_answer":
         return "The answer is A."
     if stage == "kg_triplets":
@@ -129,9 +153,9 @@ def dry_run_responder(req: ChatRequest) -> str:
         answer = _after(prompt, "Correct answer:").splitlines()[0]
         return f"SUBJECT: {question}\nPREDICATE: has the answer\nOBJECT: {answer}"
     if stage == "kg_triplets_text":
-        return _triple_lines(_after(prompt, "Sentence:").splitlines()[0])
+        return _triple_lines(_first_passage(prompt, "Sentence:").splitlines()[0])
     if stage == "kg_triplets_batch":
-        numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
+        numbers = _numbers(prompt)
         return json.dumps(
             [
                 {"id": n, "subject": "item", "predicate": "relates to", "object": f"answer {n}"}
@@ -145,13 +169,12 @@ def dry_run_responder(req: ChatRequest) -> str:
     if stage == "iprar_relevance":
         return "Yes"
     if stage == "iprar_support":
-        numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
-        return json.dumps({"scores": [{"id": str(n), "score": 80} for n in numbers]})
+        return json.dumps({"scores": [{"id": str(n), "score": 80} for n in _numbers(prompt)]})
     if stage == "iprar_final":
         return "Dry-run answer [1]."
     if stage == "iprar_relevance_batch":
-        numbers = sorted({int(n) for n in _NUMBERED.findall(prompt)})
-        return json.dumps({"verdicts": [{"id": str(n), "relevant": True} for n in numbers]})
+        verdicts = [{"id": str(n), "relevant": True} for n in _numbers(prompt)]
+        return json.dumps({"verdicts": verdicts})
     if stage == "exact_answer":
         return _exact_answer(prompt)
     if stage == "strata_triplets":
