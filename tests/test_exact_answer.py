@@ -18,6 +18,7 @@ from biorag.answer.exact import (
     exact_answer_llm,
     parse_exact,
 )
+from biorag.answer.reader import number_passages
 from biorag.config import Settings
 from biorag.eval.metrics.bioasq import factoid_scores, list_prf
 from biorag.llm import MockBackend, build_llm
@@ -56,8 +57,8 @@ def test_llm_yesno_request_and_answer(tmp_path):
     assert req.json_schema == answer_schema("yesno")
     assert req.json_schema["properties"]["answer"]["enum"] == ["yes", "no"]
     prompt = req.last_user_message()
-    assert "Question type: yesno" in prompt and "[1] BRCA1 mutations" in prompt
-    assert "[3] Mammography" in prompt and "BRCA1 is the gene." in prompt
+    assert "Question type: yesno" in prompt and '<passage id="1">\nBRCA1 mutations' in prompt
+    assert '<passage id="3">\nMammography' in prompt and "BRCA1 is the gene." in prompt
     assert req.messages[0]["role"] == "system"
 
 
@@ -175,7 +176,8 @@ def test_floor_without_context_and_dispatch(hash_embedder):
 @pytest.mark.parametrize("qtype", ["yesno", "factoid", "list"])
 def test_dry_run_answers_every_type(qtype):
     tpl = PromptTemplate.load("biorag.answer.prompts", "exact_answer")
-    values = {"qtype": qtype, "question": GENE_Q, "context": "[1] " + CONTEXT[0], "ideal": "x"}
+    context = number_passages(CONTEXT[:1])
+    values = {"qtype": qtype, "question": GENE_Q, "context": context, "ideal": "x"}
     req = tpl.request(values, stage="exact_answer", json_schema=answer_schema(qtype))
     text = dry_run_responder(req)
     value, error = parse_exact(qtype, json.loads(text), text)

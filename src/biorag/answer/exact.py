@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from biorag.llm import budget
+from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
 
 PROMPTS = "biorag.answer.prompts"
@@ -187,7 +188,7 @@ async def exact_answer_llm(
         "qtype": qtype,
         "question": question,
         "context": number_passages(contexts) if contexts else "(no passages)",
-        "ideal": ideal.strip() or "(none)",
+        "ideal": neutralize(ideal.strip()) or "(none)",
     }
     max_tokens = {
         "yesno": budget.EXACT_YESNO,

@@ -4,7 +4,8 @@ Multiple-choice answering takes two calls, as in CLAIMS: a free reasoning answer
 call that returns only ``{"answer": "<letter>"}`` (through the server's structured output where it
 has one, parsed leniently otherwise). A letter that cannot be recovered is reported as a parse
 failure, never guessed. Free-text answers cite their passages by number, and each sentence is
-mapped back to the chunks it cites.
+mapped back to the chunks it cites. The passages are ``<passage id="n">`` blocks
+(:mod:`biorag.llm.evidence`), n counting from 1 in rank order.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biorag.llm import budget
+from biorag.llm.evidence import neutralize, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 
@@ -40,7 +42,8 @@ def letter_schema(letters: list[str]) -> dict[str, Any]:
 
 
 def number_passages(texts: list[str]) -> str:
-    return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
+    """The context passages as ``<passage id="n">`` blocks numbered from 1, in rank order."""
+    return numbered_passages(texts)
 
 
 async def extract_letter(
@@ -62,7 +65,7 @@ async def extract_letter(
         messages=tpl.messages(
             question=question,
             options="\n".join(f"{k}. {v}" for k, v in options.items()),
-            response=response,
+            response=neutralize(response),  # a model's text may echo a passage's delimiters
             letters=", ".join(letters),
         ),
         max_tokens=budget.LETTER_JSON,
