@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from biorag.extract import BatchedClaimTripleExtractor
 from biorag.extract.models import Triple
+from biorag.llm.evidence import parse_passages
+
+# A claim quoted as the passage block of a triples prompt (a regex for mock rules).
+CLAIM = 'Claim:\n<passage id="[^"]*">\n'
 
 T1 = (
     "Metformin lowers fasting glucose and reduces body weight. It can cause lactic acidosis. "
@@ -42,13 +46,13 @@ RULES = [
         "CLAIM: Aspirin inhibits platelet aggregation.\n"
         "CLAIM: Aspirin did not reduce mortality in healthy elderly people."
     )},
-    {"stage": "triples_repair", "match": "Claim: Metformin reduces body weight",
+    {"stage": "triples_repair", "match": CLAIM + "Metformin reduces body weight",
      "response": "SUBJECT: metformin\nPREDICATE: reduces\nOBJECT: body weight"},
-    {"stage": "triples", "match": "Claim: Metformin is the first-line",
+    {"stage": "triples", "match": CLAIM + "Metformin is the first-line",
      "response": "SUBJECT: metformin\nPREDICATE: is\nOBJECT: first-line therapy"},
-    {"stage": "triples", "match": "Claim: Aspirin inhibits",
+    {"stage": "triples", "match": CLAIM + "Aspirin inhibits",
      "response": "SUBJECT: aspirin\nPREDICATE: inhibits\nOBJECT: platelet aggregation"},
-    {"stage": "triples", "match": "Claim: Aspirin did not",
+    {"stage": "triples", "match": CLAIM + "Aspirin did not",
      "response": "SUBJECT: aspirin\nPREDICATE: did not reduce\nOBJECT: mortality"},
 ]  # fmt: skip
 
@@ -88,7 +92,8 @@ async def test_partly_malformed_output_is_recovered(mock_llm, chunk, stage_calls
         for r in llm.backend.calls
         if r.stage == "claims_gleaning" and "Metformin" in r.messages[-1]["content"]
     )
-    assert "CLAIM: metformin can cause lactic acidosis" in gleaning.last_user_message()
+    quoted = [t for _, t in parse_passages(gleaning.last_user_message())]
+    assert "metformin can cause lactic acidosis" in quoted[1:]  # after the chunk's block
 
 
 async def test_good_output_needs_two_calls_per_chunk(mock_llm, chunk, stage_calls) -> None:

@@ -7,6 +7,7 @@ import pytest
 from biorag.errors import LLMError
 from biorag.extract import LLMClaimExtractor
 from biorag.extract.models import Claim
+from biorag.llm.evidence import parse_passages
 
 T1 = "Metformin lowers glucose. It also reduces weight."
 T2 = "Aspirin inhibits platelet aggregation. Aspirin did not reduce mortality."
@@ -43,8 +44,11 @@ async def test_single_stage_with_gleaning(mock_llm, chunk, stage_calls) -> None:
     assert stage_calls(llm) == {"claims": 2, "claims_gleaning": 2}
     # the gleaning prompt shows the claims already found and the chunk
     gleaning = [r for r in llm.backend.calls if r.stage == "claims_gleaning"]
-    assert "CLAIM: Metformin lowers glucose." in gleaning[0].last_user_message()
-    assert T1 in gleaning[0].last_user_message()
+    # (the chunk first, as one passage block with its id; then the claims, numbered from 1)
+    assert parse_passages(gleaning[0].last_user_message())[:2] == [
+        (c1.id, T1),
+        ("1", "Metformin lowers glucose."),
+    ]
     assert all(r.template_version for r in llm.backend.calls)
 
 
@@ -75,7 +79,10 @@ async def test_two_stage_decontextualizes(mock_llm, chunk, stage_calls) -> None:
     first = llm.backend.calls[0].last_user_message()
     assert "atomic statement" in first  # the plain extraction prompt
     decon = llm.backend.calls[-1].last_user_message()
-    assert "1. Metformin lowers glucose.\n2. It also reduces weight." in decon
+    assert parse_passages(decon)[1:] == [
+        ("1", "Metformin lowers glucose."),
+        ("2", "It also reduces weight."),
+    ]
 
 
 async def test_two_stage_keeps_originals_when_rewrite_is_empty(mock_llm, chunk) -> None:

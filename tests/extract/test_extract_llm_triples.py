@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from biorag.extract import LLMTripleExtractor
 from biorag.extract.models import Claim, Triple
+from biorag.llm.evidence import format_passage
+
+# A claim quoted as the passage block of a triples prompt (a regex for mock rules).
+CLAIM = 'Claim:\n<passage id="[^"]*">\n'
 
 
 def claim(text: str) -> Claim:
@@ -17,26 +21,26 @@ D = "Smoking is a risk factor for lung cancer."
 
 RULES = [
     # A: the first answer is fine -> llm
-    {"stage": "triples", "match": "Claim: Metformin",
+    {"stage": "triples", "match": CLAIM + "Metformin",
      "response": "SUBJECT: metformin\nPREDICATE: lowers\nOBJECT: fasting glucose"},
     # B: no OBJECT line -> the repair shows the answer and gets it right -> llm_repair
-    {"stage": "triples", "match": "Claim: Aspirin",
+    {"stage": "triples", "match": CLAIM + "Aspirin",
      "response": "SUBJECT: aspirin\nPREDICATE: inhibits"},
-    {"stage": "triples_repair", "match": "Claim: Aspirin",
+    {"stage": "triples_repair", "match": CLAIM + "Aspirin",
      "response": "SUBJECT: aspirin\nPREDICATE: inhibits\nOBJECT: platelet aggregation"},
     # C: empty predicate, then a subject not in the claim -> entities + relation
-    {"stage": "triples", "match": "Claim: Statins",
+    {"stage": "triples", "match": CLAIM + "Statins",
      "response": "SUBJECT: statins\nPREDICATE:\nOBJECT: myocardial infarction"},
-    {"stage": "triples_repair", "match": "Claim: Statins",
+    {"stage": "triples_repair", "match": CLAIM + "Statins",
      "response": "SUBJECT: atorvastatin 80 mg\nPREDICATE: reduces\nOBJECT: infarction"},
-    {"stage": "triples_entities", "match": "Claim: Statins",
+    {"stage": "triples_entities", "match": CLAIM + "Statins",
      "response": "ENTITY: statins\nENTITY: myocardial infarction\nENTITY: risk"},
-    {"stage": "triples_relation", "match": "Claim: Statins",
+    {"stage": "triples_relation", "match": CLAIM + "Statins",
      "response": "RELATION: reduce the risk of"},
     # D: everything malformed -> rule-based entities, relation "associated"
-    {"stage": "triples", "match": "Claim: Smoking", "response": "(smoking, risk factor)"},
-    {"stage": "triples_repair", "match": "Claim: Smoking", "response": "I am not sure."},
-    {"stage": "triples_entities", "match": "Claim: Smoking", "response": "ENTITY: smoking"},
+    {"stage": "triples", "match": CLAIM + "Smoking", "response": "(smoking, risk factor)"},
+    {"stage": "triples_repair", "match": CLAIM + "Smoking", "response": "I am not sure."},
+    {"stage": "triples_entities", "match": CLAIM + "Smoking", "response": "ENTITY: smoking"},
 ]  # fmt: skip
 
 
@@ -76,7 +80,7 @@ async def test_repair_prompt_shows_the_malformed_answer_and_the_problem(mock_llm
     text = repair.last_user_message()
     assert "SUBJECT: aspirin\nPREDICATE: inhibits" in text
     assert "did not contain all three lines" in text
-    assert "Claim: Aspirin inhibits platelet aggregation." in text
+    assert format_passage(claim(B).id, B) in text and "Claim:\n<passage id=" in text
 
 
 async def test_relation_prompt_gets_the_first_two_entities(mock_llm) -> None:

@@ -16,6 +16,9 @@ from biorag.extract import (
 )
 from biorag.extract.models import Triple
 
+# A claim quoted as the passage block of a triples prompt (a regex for mock rules).
+CLAIM = 'Claim:\n<passage id="[^"]*">\n'
+
 TEXT = "Metformin lowers glucose. It also reduces weight. It reduces weight."
 
 
@@ -72,7 +75,7 @@ async def test_faithful_run(mock_llm, chunk, stage_calls) -> None:
             {"stage": "claims", "response": "CLAIM: Metformin lowers glucose.\n"
              "CLAIM: Metformin reduces weight."},
             {"stage": "claims_gleaning", "response": "CLAIM: Metformin reduces weight."},
-            {"stage": "triples", "match": "Claim: Metformin lowers",
+            {"stage": "triples", "match": CLAIM + "Metformin lowers",
              "response": "SUBJECT: metformin\nPREDICATE: lowers\nOBJECT: glucose"},
             {"stage": "triples", "response": "SUBJECT: metformin"},
             {"stage": "triples_repair",

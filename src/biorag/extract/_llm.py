@@ -12,6 +12,7 @@ from biorag.corpus.models import Chunk
 from biorag.extract.models import Claim
 from biorag.extract.parsing import normalize_claim
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest, ChatResponse
 
@@ -130,8 +131,14 @@ def make_claim(chunk: Chunk, text: str) -> Claim:
     )
 
 
-def number_lines(texts: Sequence[str], prefix: str = "CLAIM: ") -> str:
-    return "\n".join(f"{prefix}{t}" for t in texts) if texts else "(none)"
+def quote_claims(texts: Sequence[str]) -> str:
+    """Claims already taken from a chunk, as passage blocks numbered from 1 ('(none)')."""
+    return numbered_passages(texts) if texts else "(none)"
+
+
+def quote_chunks(chunks: Sequence[Chunk], bodies: Sequence[str]) -> list[str]:
+    """Each chunk's (cleaned) text as one passage block with the chunk id."""
+    return [format_passage(c.id, b) for c, b in zip(chunks, bodies, strict=True)]
 
 
 class ClaimSet:

@@ -19,7 +19,7 @@ from typing import Any
 
 from biorag.corpus.models import Chunk
 from biorag.corpus.text import clean_text
-from biorag.extract._llm import ClaimSet, chat_all, make_claim, request, usable_text
+from biorag.extract._llm import ClaimSet, chat_all, make_claim, quote_chunks, request, usable_text
 from biorag.extract.models import Claim, Triple, TripleSource
 from biorag.extract.parsing import normalize_claim, parse_blocks, parse_entities, triple_problem
 from biorag.extract.triples import with_triple
@@ -62,7 +62,8 @@ class DirectTripleExtractor(_ChunkExtractor):
 
     async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
         bodies, todo = self._bodies(chunks)
-        reqs = [request("direct_triples", "direct_triples", self.max_tokens, text=bodies[i])
+        quoted = quote_chunks(chunks, bodies)
+        reqs = [request("direct_triples", "direct_triples", self.max_tokens, text=quoted[i])
                 for i in todo]  # fmt: skip
         claims = ClaimSet()
         resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
@@ -80,7 +81,8 @@ class EntityPairExtractor(_ChunkExtractor):
 
     async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
         bodies, todo = self._bodies(chunks)
-        reqs = [request("pair_entities", "pair_entities", self.max_tokens, text=bodies[i])
+        quoted = quote_chunks(chunks, bodies)
+        reqs = [request("pair_entities", "pair_entities", self.max_tokens, text=quoted[i])
                 for i in todo]  # fmt: skip
         entities: dict[int, list[str]] = {}
         resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
@@ -94,7 +96,7 @@ class EntityPairExtractor(_ChunkExtractor):
                 "pair_relations",
                 "pair_relations",
                 self.max_tokens,
-                text=bodies[i],
+                text=quoted[i],
                 entities="\n".join(f"- {e}" for e in entities[i]),
             )
             for i in asked

@@ -37,7 +37,8 @@ from biorag.extract._llm import (
     ClaimSet,
     chat_all,
     make_claim,
-    number_lines,
+    quote_chunks,
+    quote_claims,
     request,
     truncated,
     usable_text,
@@ -75,8 +76,9 @@ class BatchedClaimTripleExtractor:
     async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
         bodies = [clean_text(c.text) if self.clean else c.text for c in chunks]
         todo = [i for i, b in enumerate(bodies) if b.strip()]
+        quoted = quote_chunks(chunks, bodies)
         blocks: dict[int, list[Block]] = {}
-        reqs = [request("claims_triples", "claims_triples", self.max_tokens, text=bodies[i])
+        reqs = [request("claims_triples", "claims_triples", self.max_tokens, text=quoted[i])
                 for i in todo]  # fmt: skip
         resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
         for i, resp in zip(todo, resps, strict=True):
@@ -96,7 +98,7 @@ class BatchedClaimTripleExtractor:
         async def more_claims() -> list[Claim]:
             async def glean() -> None:
                 if self.gleaning and blocks:
-                    await self._glean(list(blocks), bodies, blocks)
+                    await self._glean(list(blocks), quoted, blocks)
 
             async def refetch() -> dict[int, list[str]]:
                 if not lost:
@@ -120,14 +122,14 @@ class BatchedClaimTripleExtractor:
         )
         return [*done, *extra]
 
-    async def _glean(self, todo: list[int], bodies: list[str], blocks: dict[int, list[Block]]):
+    async def _glean(self, todo: list[int], quoted: list[str], blocks: dict[int, list[Block]]):
         reqs = [
             request(
                 "claims_triples_gleaning",
                 "claims_gleaning",
                 self.max_tokens,
-                text=bodies[i],
-                claims=number_lines([b.claim or _spo(b) for b in blocks[i]]),
+                text=quoted[i],
+                claims=quote_claims([b.claim or _spo(b) for b in blocks[i]]),
             )
             for i in todo
         ]

@@ -25,7 +25,8 @@ from biorag.extract._llm import (
     chat_all,
     drop_cut_claim,
     make_claim,
-    number_lines,
+    quote_chunks,
+    quote_claims,
     request,
     truncated,
     usable_text,
@@ -75,25 +76,26 @@ class LLMClaimExtractor:
         result: list[list[str]] = [[] for _ in chunks]
         if not todo:
             return result
+        quoted = quote_chunks(chunks, bodies)
         first = "claims" if self.strategy == "single_stage" else "claims_plain"
-        reqs = [request(first, "claims", self.max_tokens, text=bodies[i]) for i in todo]
+        reqs = [request(first, "claims", self.max_tokens, text=quoted[i]) for i in todo]
         resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
         for i, resp in zip(todo, resps, strict=True):
             result[i] = drop_cut_claim(parse_claim_lines(usable_text(resp)), resp)
         if self.gleaning:
-            await self._glean(todo, bodies, result)
+            await self._glean(todo, quoted, result)
         if self.strategy == "two_stage":
-            await self._decontextualize(todo, bodies, result)
+            await self._decontextualize(todo, quoted, result)
         return result
 
-    async def _glean(self, todo: list[int], bodies: list[str], result: list[list[str]]) -> None:
+    async def _glean(self, todo: list[int], quoted: list[str], result: list[list[str]]) -> None:
         reqs = [
             request(
                 "claims_gleaning",
                 "claims_gleaning",
                 self.max_tokens,
-                text=bodies[i],
-                claims=number_lines(result[i]),
+                text=quoted[i],
+                claims=quote_claims(result[i]),
             )
             for i in todo
         ]
@@ -105,7 +107,7 @@ class LLMClaimExtractor:
             result[i] = dedupe_texts(result[i] + new)
 
     async def _decontextualize(
-        self, todo: list[int], bodies: list[str], result: list[list[str]]
+        self, todo: list[int], quoted: list[str], result: list[list[str]]
     ) -> None:
         """Rewrite each chunk's claims to be self-contained: one-to-one when the answer has as
         many claims as were sent, else the answer's claims; the originals when it has none."""
@@ -115,8 +117,8 @@ class LLMClaimExtractor:
                 "decontextualize",
                 "decontextualize",
                 self.max_tokens,
-                text=bodies[i],
-                claims="\n".join(f"{n}. {c}" for n, c in enumerate(result[i], start=1)),
+                text=quoted[i],
+                claims=quote_claims(result[i]),
             )
             for i in todo
         ]

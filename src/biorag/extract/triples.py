@@ -28,6 +28,7 @@ from biorag.extract.entities import rule_based_entities, rule_based_triple
 from biorag.extract.models import Claim, Triple, TripleSource
 from biorag.extract.parsing import parse_entities, parse_relation, parse_triple, triple_problem
 from biorag.extract.patterns import pattern_triple
+from biorag.llm.evidence import format_passage, neutralize
 
 __all__ = [
     "LLMTripleExtractor",
@@ -43,6 +44,11 @@ def has_triple(claim: Claim) -> bool:
     return (
         claim.triple is not None and claim.triple.is_complete() and claim.triple_source is not None
     )
+
+
+def _quote(claim: Claim) -> str:
+    """The claim as the one passage block of its prompt (id: the claim id)."""
+    return format_passage(claim.id, claim.text)
 
 
 def with_triple(claim: Claim, triple: Triple, source: TripleSource) -> Claim:
@@ -75,7 +81,7 @@ class LLMTripleExtractor:
         previous = dict(previous_outputs or {})
         outputs: dict[int, str] = {}
         ask = [i for i in todo if out[i].id not in previous]
-        reqs = [request("triples", "triples", self.max_tokens, claim=out[i].text) for i in ask]
+        reqs = [request("triples", "triples", self.max_tokens, claim=_quote(out[i])) for i in ask]
         for i, resp in zip(ask, await chat_all(self.llm, reqs), strict=True):
             outputs[i] = usable_text(resp)
         for i in todo:
@@ -110,8 +116,8 @@ class LLMTripleExtractor:
                     "triples_repair",
                     "triples_repair",
                     self.max_tokens,
-                    claim=out[i].text,
-                    previous=outputs[i].strip() or "(an empty answer)",
+                    claim=_quote(out[i]),
+                    previous=neutralize(outputs[i].strip()) or "(an empty answer)",
                     problem=problem or "the format was wrong",
                 )
             )
@@ -122,7 +128,7 @@ class LLMTripleExtractor:
 
     async def _entities_relation(self, out: list[Claim], todo: list[int]) -> list[int]:
         reqs = [
-            request("triples_entities", "triples_entities", self.max_tokens, claim=out[i].text)
+            request("triples_entities", "triples_entities", self.max_tokens, claim=_quote(out[i]))
             for i in todo
         ]
         pairs: dict[int, tuple[str, str]] = {}
@@ -138,7 +144,7 @@ class LLMTripleExtractor:
                 "triples_relation",
                 "triples_relation",
                 self.max_tokens,
-                claim=out[i].text,
+                claim=_quote(out[i]),
                 subject=pairs[i][0],
                 object=pairs[i][1],
             )
