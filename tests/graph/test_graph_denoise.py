@@ -19,6 +19,7 @@ from biorag.graph import (
 )
 from biorag.graph.judges import parse_yes_no
 from biorag.llm import LLM, MockBackend
+from biorag.llm.evidence import format_passage
 
 QUESTION = "Does A activate B?"
 IRRELEVANT = {"c5", "c7", "c9"}
@@ -26,8 +27,8 @@ IRRELEVANT = {"c5", "c7", "c9"}
 
 def claim_rule(graph: ClaimGraph, cid: str, answer: str, **extra) -> dict:
     """A per-claim rule: matches the single-claim prompt of ``cid`` only."""
-    text = re.escape(graph.claims[cid].text)
-    rule = {"match": f"Statement to assess: {text}\n", "stage": "denoise", "response": answer}
+    block = re.escape(format_passage(cid, graph.claims[cid].text))
+    rule = {"match": f"Statement to assess:\n{block}\n", "stage": "denoise", "response": answer}
     return {**rule, **extra}
 
 
@@ -75,7 +76,7 @@ async def test_prompt_shows_neighbour_claims_as_context(small_graph: ClaimGraph)
     llm, backend = make_llm(faithful_rules(small_graph))
     await denoise(small_graph, QUESTION, "downweight", LLMRelevanceJudge(llm))
     prompts = [r.last_user_message() for r in backend.calls]
-    prompt = next(p for p in prompts if "Statement to assess: claim c7:" in p)
+    prompt = next(p for p in prompts if 'Statement to assess:\n<passage id="c7">' in p)
     assert small_graph.claims["c5"].text in prompt  # c7's only neighbour
     assert small_graph.claims["c1"].text not in prompt
     assert QUESTION in prompt
@@ -131,7 +132,7 @@ async def test_batches_of_three(small_graph: ClaimGraph) -> None:
     chunks = [ids[i : i + 3] for i in range(0, len(ids), 3)]
     rules = [
         {
-            "match": r"\[1\] " + re.escape(small_graph.claims[c[0]].text) + "\n",
+            "match": re.escape(format_passage(1, small_graph.claims[c[0]].text)),
             "stage": "denoise",
             "response": batch_answer(small_graph, c),
         }

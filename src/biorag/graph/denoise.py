@@ -54,7 +54,8 @@ def judge_items(graph: ClaimGraph, max_context: int = 10) -> list[JudgeItem]:
     items = []
     for cid in sorted(graph.claims):
         near = graph.ordered(graph.neighbors(cid))[:max_context]
-        items.append(JudgeItem(cid, graph.claims[cid].text, [graph.claims[n].text for n in near]))
+        texts = [graph.claims[n].text for n in near]
+        items.append(JudgeItem(cid, graph.claims[cid].text, texts, list(near)))
     return items
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from biorag.embed.base import Embedder, l2_normalize
 from biorag.errors import LLMError
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage, format_passages
 from biorag.llm.factory import LLM
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
@@ -45,11 +46,13 @@ _YES_NO = re.compile(r"\b(yes|no)\b", re.I)
 
 @dataclass
 class JudgeItem:
-    """A claim to judge: its id, text and the texts of its neighbour claims."""
+    """A claim to judge: its id, text and the texts of its neighbour claims (with their ids in
+    ``context_ids`` when known; the prompt numbers them otherwise)."""
 
     claim_id: str
     text: str
     context: list[str] = field(default_factory=list)
+    context_ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -122,10 +125,16 @@ def _batch_answers(resp: ChatResponse, n: int) -> dict[int, bool]:
     return out
 
 
-def _context_lines(context: Sequence[str], indent: str = "") -> str:
-    if not context:
-        return f"{indent}(none)"
-    return "\n".join(f"{indent}- {c}" for c in context)
+def _context_blocks(item: JudgeItem, prefix: str | None = None) -> str:
+    """The neighbour claims as passage blocks: ids ``prefix`` + 1, 2, ... when a prefix is
+    given (a batch, where statement numbers are the ids that matter), else the claim ids (1,
+    2, ... when unknown)."""
+    if not item.context:
+        return "(none)"
+    ids = item.context_ids
+    if prefix is not None or len(ids) != len(item.context):
+        ids = [f"{prefix or ''}{k}" for k in range(1, len(item.context) + 1)]
+    return format_passages(zip(ids, item.context, strict=True))
 
 
 class LLMRelevanceJudge:
@@ -153,7 +162,11 @@ class LLMRelevanceJudge:
 
     async def _one(self, question: str, item: JudgeItem, how: str = "") -> Verdict:
         req = self.single.request(
-            {"question": question, "claim": item.text, "context": _context_lines(item.context)},
+            {
+                "question": question,
+                "claim": format_passage(item.claim_id, item.text),
+                "context": _context_blocks(item),
+            },
             stage=STAGE,
             logprobs=True,
             top_logprobs=5,
@@ -182,8 +195,10 @@ class LLMRelevanceJudge:
             "required": keys,
             "additionalProperties": False,
         }
+        # Statement i is passage "i" (the key of its verdict); its neighbours follow it.
         blocks = [
-            f"[{i}] {it.text}\n    Connected statements:\n{_context_lines(it.context, '    ')}"
+            f"Statement {i}:\n{format_passage(i, it.text)}\n"
+            f"Connected statements:\n{_context_blocks(it, f'{i}.')}"
             for i, it in enumerate(items, start=1)
         ]
         req = self.batch.request(
