@@ -74,7 +74,7 @@ class MapReranker:
 
 def claim_in_prompt(req: ChatRequest) -> str:
     """The claim text of a per-claim layer prompt."""
-    m = re.search(r"^Claim:\n(.*?)\n", req.last_user_message(), re.M)
+    m = re.search(r'^Claim:\n<passage id="[^"]*">\n(.*?)\n', req.last_user_message(), re.M)
     return m.group(1).strip() if m else ""
 
 
@@ -89,7 +89,7 @@ def default_responder(req: ChatRequest) -> str:
     if req.stage == "compress":
         return "merged facts."
     if req.stage == "coi_test_summary":
-        m = re.search(r"^Central claim:\n(.*?)\n", msg, re.M)
+        m = re.search(r'^Central claim:\n<passage id="[^"]*">\n(.*?)\n', msg, re.M)
         return f"{m.group(1) if m else ''} matters."
     return "?"
 

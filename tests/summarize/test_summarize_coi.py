@@ -62,7 +62,9 @@ async def test_llm_test_summaries_faithful_one_call_each_concurrently():
     assert len(calls) == len(backend.calls) == 10
     assert llm.accounting.stage("coi_test_summary").calls == 10
     z00 = next(
-        r.last_user_message() for r in calls if "Central claim:\nClaim Z00" in r.last_user_message()
+        r.last_user_message()
+        for r in calls
+        if 'Central claim:\n<passage id="claim">\nClaim Z00' in r.last_user_message()
     )
     assert texts["Z11"] in z00 and QUESTION in z00 and "A. Amlodipine" in z00
     # equal test-summary scores keep the score order; Z06 is dropped as Z05's neighbour

@@ -64,9 +64,21 @@ async def test_two_hop_chain_extractive_keeps_both_hops(hash_embedder) -> None:
 
 async def test_two_hop_chain_llm_root_prompt_holds_outer_summary() -> None:
     rules = [
-        {"stage": "layer_summary", "match": "^Claim:\nNRF9 drives", "response": "SUMMARY-C"},
-        {"stage": "layer_summary", "match": "^Claim:\nLoss of PTQ7", "response": "SUMMARY-B"},
-        {"stage": "layer_summary", "match": "^Claim:\nZorvex", "response": "SUMMARY-A"},
+        {
+            "stage": "layer_summary",
+            "match": "^Claim:\n<passage[^\n]*>\nNRF9 drives",
+            "response": "SUMMARY-C",
+        },
+        {
+            "stage": "layer_summary",
+            "match": "^Claim:\n<passage[^\n]*>\nLoss of PTQ7",
+            "response": "SUMMARY-B",
+        },
+        {
+            "stage": "layer_summary",
+            "match": "^Claim:\n<passage[^\n]*>\nZorvex",
+            "response": "SUMMARY-A",
+        },
     ]
     llm, backend = make_llm(rules, responder=None)
     [root] = await summarize_layerwise(chain_graph(), ["A"], LLMSummarizer(llm), QUESTION)
@@ -92,7 +104,9 @@ async def test_cycles_each_claim_processed_once(mode: str) -> None:
     assert sorted(root.claim_ids) == list("ABCDE")
     seen: list[str] = [claim_in_prompt(r) for r in stage_calls(backend, "layer_summary")]
     for r in stage_calls(backend, "layer_summary_batch"):
-        seen += [t for t in texts.values() if f"Claim: {t}" in r.last_user_message()]
+        seen += [
+            t for t in texts.values() if f">\n{t}\n</passage>\nLinked" in r.last_user_message()
+        ]
     assert sorted(seen) == sorted(texts[k] for k in "ABCD")  # once each; E is outermost
     if mode == "faithful":
         assert root.calls_by_stage == {"layer_summary": 4}

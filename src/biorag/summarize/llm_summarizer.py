@@ -27,6 +27,7 @@ from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.llm.budget import SUMMARY_ENTRY, TEST_SUMMARY, fixed_list, words_budget
+from biorag.llm.evidence import format_passage, format_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.summarize.base import (
     STAGE_COMPRESS,
@@ -63,11 +64,11 @@ def clean_summary(text: str) -> str:
     return _LABEL.sub("", text or "").strip()
 
 
-def bullet_list(texts: list[str]) -> str:
-    """``texts`` as numbered lines ('(none)' when empty)."""
+def bullet_list(texts: list[str], prefix: str = "") -> str:
+    """``texts`` as passage blocks with ids ``prefix`` + 1, 2, ... ('(none)' when empty)."""
     if not texts:
         return "(none)"
-    return "\n".join(f"{i}. {t.strip()}" for i, t in enumerate(texts, 1))
+    return format_passages((f"{prefix}{i}", t) for i, t in enumerate(texts, 1))
 
 
 def parse_batch(parsed: Any, expected: set[str]) -> dict[str, str]:
@@ -162,7 +163,7 @@ class LLMSummarizer(Summarizer):
             STAGE_TEST,
             question=question,
             options=format_options(options),
-            claim=claim,
+            claim=format_passage("claim", claim),
             related=bullet_list(related),
         )
         return text or claim
@@ -179,8 +180,8 @@ class LLMSummarizer(Summarizer):
             return await super().test_summaries(question, options, items)
         budget = max(self.token_limit // len(items), 64)
         blocks = [
-            f"### Claim id: {cid}\nCentral claim: {claim}\nRelated claims:\n"
-            + bullet_list(take_within_budget(rel, budget, self.counter))
+            f"### Claim id: {cid}\nCentral claim:\n{format_passage(cid, claim)}\nRelated claims:\n"
+            + bullet_list(take_within_budget(rel, budget, self.counter), f"{cid}.")
             for cid, claim, rel in items
         ]
         tpl = PromptTemplate.load(PROMPTS, "coi_test_summary_batch")
@@ -213,7 +214,7 @@ class LLMSummarizer(Summarizer):
         text = await self._ask(
             "layer_summary",
             STAGE_LAYER,
-            claim=item.text,
+            claim=format_passage(item.claim_id, item.text),
             context=bullet_list(item.context),
             question=question,
         )
@@ -237,8 +238,8 @@ class LLMSummarizer(Summarizer):
 
     async def _batch(self, question: str, batch: list[LayerItem]) -> dict[str, str]:
         blocks = [
-            f"### Claim id: {it.claim_id}\nClaim: {it.text}\nLinked summaries:\n"
-            + bullet_list(it.context)
+            f"### Claim id: {it.claim_id}\nClaim:\n{format_passage(it.claim_id, it.text)}\n"
+            f"Linked summaries:\n{bullet_list(it.context, f'{it.claim_id}.')}"
             for it in batch
         ]
         req = self.templates["layer_summary_batch"].request(

@@ -244,11 +244,12 @@ class LLMClusterSummarizer:
         self.max_tokens = max_tokens
 
     async def summarize(self, texts: list[str]) -> str:
+        from biorag.llm.evidence import numbered_passages
         from biorag.llm.prompts import PromptTemplate
 
         tpl = PromptTemplate.load(PROMPTS, "raptor_summary")
         values = {
-            "texts": "\n\n".join(f"{i}. {t.strip()}" for i, t in enumerate(texts, 1)),
+            "texts": numbered_passages(texts),
             "words": max(20, int(self.max_tokens * 0.7)),
         }
         resp = await self.llm.chat(
