@@ -14,6 +14,7 @@ from biorag.kg.extract_triplets import (
     read_explanations,
 )
 from biorag.llm import LLM, MockBackend
+from biorag.llm.evidence import parse_passages
 
 PAIRS = [
     QAPair("q1", "Drug of choice for malaria?", "Chloroquine", "Chloroquine kills the parasite."),
@@ -85,7 +86,9 @@ async def test_batched_with_a_lost_item_and_a_malformed_batch_falls_back_to_sing
     stages = [c.stage for c in client.backend.calls]
     assert stages.count("kg_triplets_batch") == 2 and stages.count("kg_triplets") == 2
     first = client.backend.calls[0].last_user_message()
-    assert "[1] Question: Drug of choice for malaria?" in first and "[3] Question:" in first
+    quoted = parse_passages(first)
+    assert [pid for pid, _ in quoted] == ["1", "2", "3"]
+    assert quoted[0][1].startswith("Question: Drug of choice for malaria?\nCorrect answer: ")
 
 
 async def test_batched_item_with_empty_field_is_asked_again_then_dropped():

@@ -11,6 +11,7 @@ from biorag.errors import BioragError
 from biorag.kg.models import Triplet
 from biorag.kg.store import open_store
 from biorag.llm import LLM, MockBackend
+from biorag.llm.evidence import numbered_passages, parse_passages
 from biorag.methods.base import Question, Runtime
 from biorag.methods.vectorgraphrag import VectorGraphRAG, extract_letter_paper
 
@@ -46,11 +47,15 @@ async def test_answer_with_ranked_triplet_context(tmp_path, kg):
     assert req.stage == "kg_answer" and [m["role"] for m in req.messages] == ["system", "user"]
     assert req.messages[0]["content"].startswith(SYSTEM_START)
     user = req.messages[1]["content"]
-    ctx = (
-        "Chloroquine treats Malaria\nPlasmodium falciparum infection is treated with Artemisinin\n"
-        "Malaria is caused by Plasmodium\nChloroquine treats Lupus\nQuestion:"
-    )
-    assert ctx in user and "A. Chloroquine\nB. Aspirin" in user
+    ranked = [
+        "Chloroquine treats Malaria",
+        "Plasmodium falciparum infection is treated with Artemisinin",
+        "Malaria is caused by Plasmodium",
+        "Chloroquine treats Lupus",
+    ]
+    assert parse_passages(user) == [(str(i), t) for i, t in enumerate(ranked, 1)]
+    assert "Context:\n" + numbered_passages(ranked) + "\nQuestion:" in user
+    assert "A. Chloroquine\nB. Aspirin" in user
     d = a.details
     assert "malaria" in d["search_terms"]
     assert {"term": "malaria", "entity": "Malaria", "similarity": 1.0} in d["matched_entities"]

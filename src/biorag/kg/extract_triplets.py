@@ -34,6 +34,7 @@ from typing import Any
 from biorag.extract.parsing import parse_triple_fields
 from biorag.kg.models import Triplet, normalize_key
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
@@ -152,23 +153,22 @@ def _explanation_line(exp: str) -> str:
     return f"\nExplanation: {' '.join(exp.split())}" if exp else ""
 
 
-def _single_request(p: QAPair, use_explanation: bool) -> ChatRequest:
+def _pair_text(p: QAPair, use_explanation: bool) -> str:
     exp = _explanation_line(p.explanation if use_explanation else "")
-    values = {"question": p.question.strip(), "answer": p.answer.strip(), "explanation": exp}
+    return f"Question: {p.question.strip()}\nCorrect answer: {p.answer.strip()}{exp}"
+
+
+def _single_request(p: QAPair, use_explanation: bool) -> ChatRequest:
+    values = {"pair": format_passage(p.id, _pair_text(p, use_explanation))}
     return _template("kg_triplet").request(
         values, stage="kg_triplets", max_tokens=budget.TRIPLE, stop=budget.STOP_QUESTION
     )
 
 
 def _batch_request(batch: Sequence[QAPair], use_explanation: bool) -> ChatRequest:
-    blocks = []
-    for i, p in enumerate(batch, 1):
-        exp = _explanation_line(p.explanation if use_explanation else "")
-        blocks.append(
-            f"[{i}] Question: {p.question.strip()}\nCorrect answer: {p.answer.strip()}{exp}"
-        )
+    blocks = numbered_passages(_pair_text(p, use_explanation) for p in batch)
     return _template("kg_triplet_batch").request(
-        {"pairs": "\n\n".join(blocks)},
+        {"pairs": blocks},
         stage="kg_triplets_batch",
         max_tokens=budget.fixed_list(len(batch), budget.BATCH_TRIPLET),
     )
@@ -336,12 +336,12 @@ async def extract_text_triplets(
     tpl = _template("kg_triplet_text")
     reqs = [
         tpl.request(
-            {"sentence": s},
+            {"sentence": format_passage(sid, s)},
             stage="kg_triplets_text",
             max_tokens=budget.TRIPLE,
             stop=budget.STOP_SENTENCE,
         )
-        for _, s in sents
+        for sid, s in sents
     ]
     replies = await _chat(llm, reqs, report)
     for (sid, _), text in zip(sents, replies, strict=True):

@@ -8,9 +8,10 @@ Options: ``kg`` (the KG directory, ``DIR/kg.sqlite``; required, ``--kg``; a ``Ru
 The entity index (``DIR/entities.*``) is opened once per method instance and extended with the
 store's new entities, never rebuilt per question. Retrieval runs on one private worker thread
 (the store and index are touched from that thread only). The reader gets the paper's prompt
-structure (system prompt, then the evaluation instruction, the triplets as context, the
-question, the options) and its answer is read by regular expression
-(:func:`~biorag.answer.regex_extract.extract_letter_regex`). ``paper_compat`` adds, besides the
+structure (system prompt, then the evaluation instruction, the triplets as context, each a
+``<passage id="n">`` block numbered by rank, the question, the options) and its answer is read
+by regular expression (:func:`~biorag.answer.regex_extract.extract_letter_regex`).
+``paper_compat`` adds, besides the
 retrieval defects of :mod:`biorag.kg.retrieval`, the public code's reader defects: the system
 prompt merged into the user turn, and its letter extraction with the ``[aA]answer`` typo
 (:func:`extract_letter_paper`). Without an LLM the no-LLM floor answers over the triplet texts.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -31,6 +32,7 @@ from biorag.answer.floor import answer_without_llm
 from biorag.answer.regex_extract import extract_letter_regex
 from biorag.errors import BioragError
 from biorag.llm import budget
+from biorag.llm.evidence import numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
@@ -167,9 +169,11 @@ class VectorGraphRAG(QAMethod):
     def _retrieve(self, question: Question) -> Any:
         return self._setup().retrieve(question.text, list(question.options.values()))
 
-    def request(self, question: Question, context: str) -> ChatRequest:
+    def request(self, question: Question, triplets: Sequence[str]) -> ChatRequest:
+        """The reader's request: the ranked triplet texts as passage blocks numbered from 1."""
         tpl = _template()
         opts = question.options_block()
+        context = numbered_passages(triplets)
         values = {
             "task": TASK_MC if question.options else TASK_OPEN,
             "context": context if context or self.paper_compat else NO_CONTEXT,
@@ -233,7 +237,7 @@ class VectorGraphRAG(QAMethod):
                     res.rationale,
                 ],
             )
-        resp = await llm.chat(self.request(question, base["context"]))
+        resp = await llm.chat(self.request(question, texts))
         raw = resp.text
         if not question.options:
             return Answer(
