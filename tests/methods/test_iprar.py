@@ -9,6 +9,7 @@ from methods_helpers import DRY_RUN, GIVEN, QUESTION, build_index, make_runtime
 
 from biorag.errors import BioragError
 from biorag.llm import MockBackend, build_llm
+from biorag.llm.evidence import passage_ids
 from biorag.methods.iprar import IPRAR, plain_keywords
 from biorag.retrieve.aggregate import AggregatedChunk, aggregate, by_similarity
 
@@ -277,7 +278,7 @@ def test_batched_relevance_loop(tmp_path, hash_embedder, many, batches, n_calls,
     assert [v["batch"] for v in d["relevance"]] == [i // 3 for i in range(len(flat))]
     first = backend.calls[[r.stage for r in backend.calls].index("iprar_relevance_batch")]
     prompt = first.last_user_message()
-    assert "[3] " in prompt and "[4] " not in prompt and first.json_schema is not None
+    assert passage_ids(prompt) == ["1", "2", "3"] and first.json_schema is not None
 
 
 def test_batched_relevance_missing_verdict(tmp_path, hash_embedder, many):

@@ -37,6 +37,7 @@ import numpy as np
 
 from biorag.errors import LLMError
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage, neutralize, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
@@ -51,8 +52,8 @@ _CITE = re.compile(r"\[(\d+)\]")
 
 
 def numbered(texts: list[str]) -> str:
-    """Texts as ``[1] ...`` blocks separated by blank lines."""
-    return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
+    """Texts as ``<passage id="n">`` blocks, n counting from 1 (the ids the answers use)."""
+    return numbered_passages(texts)
 
 
 def _verdict(value: Any) -> bool | None:
@@ -162,7 +163,10 @@ class ProgressiveGeneration:
                 resp = await self._chat(
                     llm,
                     "iprar_relevance",
-                    {"question": question.text, "passage": texts[c.chunk_id]},
+                    {
+                        "question": question.text,
+                        "passage": format_passage(c.chunk_id, texts[c.chunk_id]),
+                    },
                     max_tokens=budget.YES_NO,
                 )
                 m = _YES_NO.search(resp.text)
@@ -223,7 +227,7 @@ class ProgressiveGeneration:
             ]
         values = {
             "question": question.text,
-            "draft": draft,
+            "draft": neutralize(draft),
             "context": numbered([texts[c] for c in ids]),
         }
         resp = await self._chat(
