@@ -191,9 +191,9 @@ def _build(
         models[pid] = RULE_MODEL
         if llm is not None:
             try:
-                triplets = extract_triplets_llm(llm, title, abstract)
+                triplets = extract_triplets_llm(llm, title, abstract, pid)
                 models[pid] = str(llm.model)
-                doc = extract_doc_llm(llm, title, abstract, keywords)
+                doc = extract_doc_llm(llm, title, abstract, keywords, pid)
             except LLMError as e:
                 log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
                 report.llm_fallbacks += 1

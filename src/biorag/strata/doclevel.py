@@ -18,6 +18,7 @@ import numpy as np
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
 
 DOC_PROMPT = PromptTemplate.load("biorag.strata.prompts", "strata_doc")
@@ -88,10 +89,14 @@ def _strs(v: object) -> list[str]:
     return list(dict.fromkeys(s.strip() for s in items if isinstance(s, str) and s.strip()))
 
 
-def extract_doc_llm(llm, title: str, abstract: str, keywords: list[str] | None = None) -> DocInfo:
-    """Methods/datasets/domains from the LLM (stage ``strata_doc``); LLMError on failure."""
+def extract_doc_llm(
+    llm, title: str, abstract: str, keywords: list[str] | None = None, pid: str = "paper"
+) -> DocInfo:
+    """Methods/datasets/domains from the LLM (stage ``strata_doc``; the paper is one passage
+    block with id ``pid``); LLMError on failure."""
+    kw = ", ".join(keywords or []) or "-"
     req = DOC_PROMPT.request(
-        {"title": title, "abstract": abstract, "keywords": ", ".join(keywords or []) or "-"},
+        {"paper": format_passage(pid, f"Title: {title}\nKeywords: {kw}\nAbstract: {abstract}")},
         stage="strata_doc",
         json_schema=DOC_SCHEMA,
         max_tokens=budget.DOC_FACTS,

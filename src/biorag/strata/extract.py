@@ -28,6 +28,7 @@ from biorag.corpus.sentences import sentence_texts
 from biorag.errors import LLMError
 from biorag.extract.patterns import pattern_triple
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata.doclevel import DocInfo, extract_doc_llm, extract_doc_rules
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
@@ -152,10 +153,11 @@ def _clean(rows: object) -> list[EntityTriplet]:
     return out
 
 
-def extract_triplets_llm(llm, title: str, abstract: str) -> list[EntityTriplet]:
-    """Typed triplets from the LLM (stage ``strata_triplets``); LLMError when the call fails."""
+def extract_triplets_llm(llm, title: str, abstract: str, pid: str = "paper") -> list[EntityTriplet]:
+    """Typed triplets from the LLM (stage ``strata_triplets``; the paper is one passage block
+    with id ``pid``); LLMError when the call fails."""
     req = TRIPLET_PROMPT.request(
-        {"title": title, "abstract": abstract},
+        {"paper": format_passage(pid, f"Title: {title}\nAbstract: {abstract}")},
         system_vars={"relations": ", ".join(RELATIONS)},
         stage="strata_triplets",
         json_schema=TRIPLET_SCHEMA,

@@ -32,6 +32,7 @@ from typing import Any
 from biorag.errors import BioragError, LLMError
 from biorag.kg.typed_store import TypedGraphStore, open_typed_store
 from biorag.llm import ChatRequest, PromptTemplate, budget
+from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.strata.build import DB_NAME
 from biorag.strata.queries import related_papers
 from biorag.util.files import write_text_atomic
@@ -154,7 +155,8 @@ def pick_groups(
 
 
 def _paper_block(pid: str, paper: Mapping[str, Any]) -> str:
-    return f"[{pid}] Title: {paper.get('title') or ''}\nAbstract: {paper.get('abstract') or ''}"
+    text = f"Title: {paper.get('title') or ''}\nAbstract: {paper.get('abstract') or ''}"
+    return format_passage(pid, text)
 
 
 def _quoted_in(sentences: list[str], group: list[str], papers: Mapping[str, Any]) -> list[str]:
@@ -263,7 +265,7 @@ async def generate_biocdqa(
         if not docs:
             report.dropped_unquoted += 1
             continue
-        sources = "\n".join(f"- {s}" for s in pair["source_sentences"])
+        sources = numbered_passages(pair["source_sentences"])
         req: ChatRequest = judge.request(
             {"question": pair["question"], "answer": pair["ideal_answer"], "sources": sources},
             stage="biocdqa_ground",

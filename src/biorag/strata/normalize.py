@@ -21,6 +21,7 @@ from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.kg.typed_store import node_key
 from biorag.llm import budget
+from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata.vocab import VocabEntry, Vocabulary
 
@@ -122,7 +123,8 @@ class Normalizer:
             for i, (e, _) in enumerate(cands)
         )
         req = NORMALIZE_PROMPT.request(
-            {"mention": mention, "type": type_, "candidates": lines},
+            # a mention is a few words of a paper: neutralized, not a passage block
+            {"mention": neutralize(mention), "type": type_, "candidates": lines},
             stage="strata_normalize",
             json_schema=NORMALIZE_SCHEMA,
             max_tokens=budget.CHOICE_JSON,
