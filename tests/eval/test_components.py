@@ -23,6 +23,9 @@ from biorag.eval.components import (
 )
 from biorag.extract.models import Claim
 from biorag.llm import LLM, ChatRequest, ChatResponse, MockBackend
+from biorag.llm.evidence import numbered_passages
+
+CL = '<passage id="claim">\n'  # a judged claim's block opening, in mock rules
 
 YES = {"Yes": -0.1, "No": -2.3}  # P(yes) = e^-0.1 / (e^-0.1 + e^-2.3) ~ 0.90
 NO = {"Yes": -2.3, "No": -0.1}
@@ -119,11 +122,11 @@ async def test_key_claim_retention_by_hand():
     llm, backend = make_llm(
         [
             {"stage": "eval_key_claims", "response": {"claims": ["K1 fact", "K2 fact", "K3 x"]}},
-            {"stage": "eval_retention", "match": r"Key claim:\nK1", "response": "Yes",
+            {"stage": "eval_retention", "match": r"Key claim:\n" + CL + "K1", "response": "Yes",
              "logprobs": YES},
-            {"stage": "eval_retention", "match": r"Key claim:\nK2", "response": "No",
+            {"stage": "eval_retention", "match": r"Key claim:\n" + CL + "K2", "response": "No",
              "logprobs": NO},
-            {"stage": "eval_retention", "match": r"Key claim:\nK3", "response": "Yes.",
+            {"stage": "eval_retention", "match": r"Key claim:\n" + CL + "K3", "response": "Yes.",
              "logprobs": {"Maybe": -0.1}},  # no yes/no among the logprobs: 'Yes.' is parsed
         ]
     )  # fmt: skip
@@ -135,7 +138,7 @@ async def test_key_claim_retention_by_hand():
     )
     asked = [r for r in backend.calls if r.stage == "eval_retention"]
     assert all(r.logprobs and r.top_logprobs == 5 for r in asked)
-    assert "- alpha\n- beta" in asked[0].last_user_message()
+    assert numbered_passages(["alpha", "beta"]) in asked[0].last_user_message()
 
 
 async def test_key_claim_retention_needs_an_llm_and_a_usable_answer():
@@ -151,9 +154,19 @@ async def test_key_claim_retention_needs_an_llm_and_a_usable_answer():
 # ------------------------------------------------------------------ summary judges
 SUMMARY_RULES = [
     {"stage": "eval_summary_claims", "response": {"claims": ["S1", "S2", "S3", "S4"]}},
-    {"stage": "eval_faithfulness", "match": r"check:\nS4\b", "response": "No", "logprobs": NO},
+    {
+        "stage": "eval_faithfulness",
+        "match": r"check:\n" + CL + r"S4\b",
+        "response": "No",
+        "logprobs": NO,
+    },
     {"stage": "eval_faithfulness", "response": "Yes", "logprobs": YES},
-    {"stage": "eval_relevancy", "match": r"judge:\nS1\b", "response": "Yes", "logprobs": YES},
+    {
+        "stage": "eval_relevancy",
+        "match": r"judge:\n" + CL + r"S1\b",
+        "response": "Yes",
+        "logprobs": YES,
+    },
     {"stage": "eval_relevancy", "response": "No", "logprobs": NO},
 ]
 
@@ -164,7 +177,7 @@ async def test_faithfulness_and_relevancy_by_hand():
     assert f == pytest.approx(3 / 4)
     assert f.details["n"] == 4 and f.details["yes"] == 3
     prompt = next(r for r in backend.calls if r.stage == "eval_faithfulness")
-    assert "- src one\n- src two" in prompt.last_user_message()
+    assert numbered_passages(["src one", "src two"]) in prompt.last_user_message()
     r = await relevancy(llm, "A summary.", "Why?", summary_claims=["S1", "S2"])
     assert r == pytest.approx(0.5)
     assert sum(c.stage == "eval_summary_claims" for c in backend.calls) == 1  # reused claims
@@ -177,8 +190,8 @@ async def test_faithfulness_and_relevancy_by_hand():
 async def test_judges_parse_text_without_logprobs():
     backend = TextOnlyBackend(
         rules=[
-            {"match": r"check:\nS1\b", "response": "Yes, it is."},
-            {"match": r"check:\nS2\b", "response": "no"},
+            {"match": r"check:\n" + CL + r"S1\b", "response": "Yes, it is."},
+            {"match": r"check:\n" + CL + r"S2\b", "response": "no"},
             {"response": "I cannot tell."},  # unparsable: counted as no
         ]
     )
@@ -199,7 +212,11 @@ def test_source_diversity_by_hand():
 async def test_judged_source_docs():
     llm, backend = make_llm(
         [
-            {"match": r"Statement:\nS1\n.*Document:\nfirst", "response": "Yes", "logprobs": YES},
+            {
+                "match": r"Statement:\n" + CL + r"S1\n.*Document:\n<passage[^\n]*>\nfirst",
+                "response": "Yes",
+                "logprobs": YES,
+            },
             {"response": "No", "logprobs": NO},
         ]
     )

@@ -20,6 +20,8 @@ from biorag.eval.components import (
 from biorag.llm import LLM, MockBackend
 from biorag.summarize import RootSummary
 
+CL = '<passage id="claim">\n'  # a judged claim's block opening, in mock rules
+
 YES = {"Yes": -0.1, "No": -2.3}
 NO = {"Yes": -2.3, "No": -0.1}
 
@@ -150,11 +152,11 @@ async def test_evaluate_components_with_judge_llm():
     backend = MockBackend(
         rules=[
             {"stage": "eval_key_claims", "response": {"claims": ["K"]}},
-            {"stage": "eval_retention", "match": r"- Aspirin", "response": "Yes",
+            {"stage": "eval_retention", "match": r'<passage id="\d+">\nAspirin', "response": "Yes",
              "logprobs": YES},
             {"stage": "eval_retention", "response": "No", "logprobs": NO},
             {"stage": "eval_summary_claims", "response": {"claims": ["S1", "S2"]}},
-            {"stage": "eval_faithfulness", "match": r"check:\nS1", "response": "Yes",
+            {"stage": "eval_faithfulness", "match": r"check:\n" + CL + "S1", "response": "Yes",
              "logprobs": YES},
             {"stage": "eval_faithfulness", "response": "No", "logprobs": NO},
             {"stage": "eval_relevancy", "response": "Yes", "logprobs": YES},

@@ -18,6 +18,8 @@ from biorag.eval.masking import (
 )
 from biorag.llm import LLM, MockBackend
 
+TX = 'Text:\n<passage id="text">\n'  # the masked text's block opening, in mock rules
+
 
 def test_thirteen_categories_and_their_spellings():
     assert len(CATEGORIES) == 13
@@ -150,8 +152,8 @@ async def test_llm_masker_aligns_labels_across_texts():
     ]}  # fmt: skip
     llm, backend = llm_with(
         [
-            {"stage": "mask_entities", "match": r"Text:\nWhich", "response": question_answer},
-            {"stage": "mask_entities", "match": r"Text:\nEMPA", "response": passage_answer},
+            {"stage": "mask_entities", "match": TX + "Which", "response": question_answer},
+            {"stage": "mask_entities", "match": TX + "EMPA", "response": passage_answer},
         ]
     )
     masker = EntityMasker(llm)

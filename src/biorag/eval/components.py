@@ -52,6 +52,7 @@ from biorag.extract import rule_based_entities
 from biorag.extract.coref import find_references
 from biorag.graph.judges import parse_yes_no
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import yes_no_probability
 
@@ -80,8 +81,13 @@ def _text(x: Any) -> str:
 
 
 def _bullets(items: Iterable[Any]) -> str:
-    lines = [f"- {_text(x).strip()}" for x in items]
-    return "\n".join(lines) if lines else "(none)"
+    """Statements as passage blocks numbered from 1 ('(none)' when there are none)."""
+    texts = [_text(x).strip() for x in items]
+    return numbered_passages(texts) if texts else "(none)"
+
+
+def _summary(summary: str) -> str:
+    return format_passage("summary", summary)
 
 
 def _need(llm: Any, what: str) -> None:
@@ -199,14 +205,15 @@ async def _claims_json(llm: Any, name: str, stage: str, **values: Any) -> list[s
 async def key_claims(llm: Any, chunk_text: str) -> list[str]:
     """The key claims of a chunk, as the judge LLM lists them (stage ``eval_key_claims``)."""
     _need(llm, "key claim extraction")
-    return await _claims_json(llm, "component_key_claims", "eval_key_claims", text=chunk_text)
+    text = format_passage("passage", chunk_text)
+    return await _claims_json(llm, "component_key_claims", "eval_key_claims", text=text)
 
 
 async def extract_summary_claims(llm: Any, summary: str) -> list[str]:
     """The claims a summary makes, split out by the judge (stage ``eval_summary_claims``)."""
     _need(llm, "summary claim extraction")
     return await _claims_json(
-        llm, "component_summary_claims", "eval_summary_claims", summary=summary
+        llm, "component_summary_claims", "eval_summary_claims", summary=_summary(summary)
     )
 
 
@@ -226,7 +233,9 @@ async def judge_yes(llm: Any, name: str, stage: str, **values: Any) -> float | N
 async def _share_yes(
     llm: Any, name: str, stage: str, items: list[str], empty: float, **values: Any
 ) -> Score:
-    probs = await asyncio.gather(*(judge_yes(llm, name, stage, claim=c, **values) for c in items))
+    probs = await asyncio.gather(
+        *(judge_yes(llm, name, stage, claim=format_passage("claim", c), **values) for c in items)
+    )
     yes = [p is not None and p >= 0.5 for p in probs]
     value = sum(yes) / len(yes) if yes else empty
     unparsed = sum(p is None for p in probs)
@@ -256,7 +265,7 @@ async def faithfulness(
     items = await _summary_items(llm, summary, summary_claims)
     sources = _bullets(source_claims)
     judge = ("component_faithful", "eval_faithfulness")
-    return await _share_yes(llm, *judge, items, 1.0, summary=summary, sources=sources)
+    return await _share_yes(llm, *judge, items, 1.0, summary=_summary(summary), sources=sources)
 
 
 async def relevancy(
@@ -266,7 +275,7 @@ async def relevancy(
     _need(llm, "relevancy")
     items = await _summary_items(llm, summary, summary_claims)
     judge = ("component_relevant", "eval_relevancy")
-    return await _share_yes(llm, *judge, items, 0.0, summary=summary, question=question)
+    return await _share_yes(llm, *judge, items, 0.0, summary=_summary(summary), question=question)
 
 
 async def _summary_items(llm: Any, summary: str, given: list[str] | None) -> list[str]:
@@ -293,8 +302,15 @@ async def judged_source_docs(
     """Documents some summary claim could have been taken from (one judge call per pair)."""
     _need(llm, "source attribution")
     pairs = [(c, d) for c in claims for d in documents]
-    ask = functools.partial(judge_yes, llm, "component_derived", "eval_source", summary=summary)
-    probs = await asyncio.gather(*(ask(claim=c, document=documents[d]) for c, d in pairs))
+    ask = functools.partial(
+        judge_yes, llm, "component_derived", "eval_source", summary=_summary(summary)
+    )
+    probs = await asyncio.gather(
+        *(
+            ask(claim=format_passage("claim", c), document=format_passage(d, documents[d]))
+            for c, d in pairs
+        )
+    )
     return {d for (_, d), p in zip(pairs, probs, strict=True) if p is not None and p >= 0.5}
 
 

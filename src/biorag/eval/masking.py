@@ -38,6 +38,7 @@ from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like,
 from biorag.extract.lexicon import QUANTIFIERS, STOPWORDS, UNITS
 from biorag.extract.nlp import tokenize
 from biorag.llm import budget
+from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
 
 CATEGORIES = (
@@ -228,7 +229,7 @@ class EntityMasker:
         if self.llm is None or not text.strip():
             return rule_entities(text)
         req = self.template.request(
-            {"text": text},
+            {"text": format_passage("text", text)},
             stage=STAGE,
             json_schema=SCHEMA,
             max_tokens=budget.JSON_ENTITIES.for_text(text),
