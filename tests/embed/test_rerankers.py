@@ -20,6 +20,7 @@ from biorag.embed.rerank import (
     build_reranker,
 )
 from biorag.errors import BioragError, ConfigError
+from biorag.llm.evidence import EVIDENCE_RULE
 
 
 class KeywordEmbedder:
@@ -82,7 +83,7 @@ class FakeLLM:
         out = []
         for r in requests:
             prompt = r.messages[-1]["content"]
-            passage = prompt.split("B: ", 1)[1]
+            passage = prompt.split("B:", 1)[1]
             if "silent" in passage:
                 out.append(FakeChatResponse({"The": -0.1}))
             elif "aspirin" in passage:
@@ -100,8 +101,12 @@ def fake_llm_types(monkeypatch) -> None:
     pkg = types.ModuleType("biorag.llm")
     pkg.__path__ = []  # type: ignore[attr-defined]
     pkg.types = mod  # type: ignore[attr-defined]
+    import biorag.llm.evidence as evidence  # the real one: plain text formatting, no imports
+
+    pkg.evidence = evidence  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "biorag.llm", pkg)
     monkeypatch.setitem(sys.modules, "biorag.llm.types", mod)
+    monkeypatch.setitem(sys.modules, "biorag.llm.evidence", evidence)
 
 
 def test_llm_judge_scores_p_yes(fake_llm_types) -> None:
@@ -118,8 +123,10 @@ def test_llm_judge_scores_p_yes(fake_llm_types) -> None:
         5,
         "rerank",
     )
-    content = req.messages[0]["content"]
-    assert "What prevents stroke?" in content and "ibuprofen dosing" in content
+    assert req.messages[0] == {"role": "system", "content": EVIDENCE_RULE}
+    content = req.messages[-1]["content"]
+    assert "What prevents stroke?" in content
+    assert 'B:\n<passage id="B">\nibuprofen dosing\n</passage>' in content
     assert "'Yes' or 'No'" in content
     ranked = r.rerank("What prevents stroke?", texts, top_k=1)
     assert ranked == [("aspirin prevents stroke", pytest.approx(0.9))]

@@ -26,7 +26,7 @@ T = TypeVar("T")
 JUDGE_PROMPT = (
     "You check search results. Given a query A and a passage B, decide whether the passage "
     "contains an answer to the query. Reply with exactly one word: 'Yes' or 'No'.\n\n"
-    "A: {query}\n\nB: {passage}\n\nDoes B contain an answer to A?"
+    "A: {query}\n\nB:\n{passage}\n\nDoes B contain an answer to A?"
 )
 
 
@@ -167,17 +167,20 @@ class LLMJudgeReranker(_RerankMixin):
     def requests(self, query: str, texts: list[str]) -> list[Any]:
         """The ``ChatRequest`` objects sent for ``texts``."""
         from biorag.llm.budget import LOGPROB_ONLY
+        from biorag.llm.evidence import EVIDENCE_RULE, format_passage
         from biorag.llm.types import ChatRequest
 
         return [
             ChatRequest(
                 messages=[
+                    {"role": "system", "content": EVIDENCE_RULE},
                     {
                         "role": "user",
                         "content": JUDGE_PROMPT.format(
-                            query=query.strip(), passage=t[: self.max_passage_chars].strip()
+                            query=query.strip(),
+                            passage=format_passage("B", t[: self.max_passage_chars]),
                         ),
-                    }
+                    },
                 ],
                 max_tokens=LOGPROB_ONLY,
                 temperature=0,
