@@ -273,3 +273,29 @@ def test_base_url_lists_and_bad_urls(make_settings: Callable[..., Settings]) -> 
 
 def test_httpx_is_the_transport() -> None:
     assert httpx.Timeout(5.0).connect == 5.0
+
+
+async def test_the_answer_stage_streams_when_asked(
+    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
+) -> None:
+    from biorag.llm.streaming import stream_answers_to
+
+    def sse(body: dict[str, Any]) -> Any:
+        assert body["stream"] is True
+        chunks = [
+            {"choices": [{"delta": {"content": "Yes, "}}]},
+            {"choices": [{"delta": {"content": "it does."}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 4}},
+        ]
+        text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        return 200, {}, text.encode(), 0.0
+
+    fake_openai.default = sse
+    llm = llm_for()
+    pieces: list[str] = []
+    with stream_answers_to(pieces.append):
+        r = await llm.chat(req(stage="answer"))
+    assert pieces == ["Yes, ", "it does."] and r.text == "Yes, it does."
+    assert (r.prompt_tokens, r.completion_tokens) == (5, 4)
+    assert llm.accounting.stage("answer").completion_tokens == 4
+    await llm.aclose()

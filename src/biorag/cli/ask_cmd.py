@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,29 @@ async def _answer_and_close(rt: Runtime, qa: Any, question: Any) -> Any:
         return await qa.answer(question)
     finally:
         await rt.aclose_llm_variants()
+
+
+@contextlib.contextmanager
+def _streamed(on: bool) -> Iterator[None]:
+    """On a terminal, the reader's text is printed as the model writes it."""
+    if not on:
+        yield
+        return
+    from biorag.llm.streaming import stream_answers_to
+
+    started = False
+
+    def show(piece: str) -> None:
+        nonlocal started
+        if not started:
+            typer.echo("Model (streaming): ", nl=False)
+            started = True
+        typer.echo(piece, nl=False)
+
+    with stream_answers_to(show):
+        yield
+    if started:
+        typer.echo("")
 
 
 def export_graph(qa: Any, graph_html: Path | None, graphml: Path | None) -> None:
@@ -165,8 +191,10 @@ def ask(
         method = "closed-book"
         typer.echo("note: no --index given, answering closed-book", err=True)
     rt = Runtime(STATE.settings(), index)
+    streaming = not as_json and sys.stdout.isatty()
     try:
-        ans, accounting = run_question(rt, question, method, opts, mopts, graph_html, graphml)
+        with _streamed(streaming):
+            ans, accounting = run_question(rt, question, method, opts, mopts, graph_html, graphml)
     finally:
         rt.close()
     if as_json:

@@ -239,6 +239,11 @@ class OpenAIBackend:
     async def chat(self, req: ChatRequest) -> ChatResponse:
         """Send the request in the current structured-output form, stepping down on refusal and
         (once) on a constrained answer that does not parse."""
+        from biorag.llm.streaming import active_sink
+
+        sink = active_sink(req)
+        if sink is not None:
+            return await self.stream(req, sink)
         info = await self.server_info()
         form = self.format_mode or first_form(self.structured_output, info.kind)
         tried_after_parse_failure = False
