@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import functools
 import threading
+from collections.abc import Awaitable, Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -204,10 +206,20 @@ async def retrieve_passages(
 
 
 class QAMethod(abc.ABC):
-    """A QA method: ``answer`` runs it on one question."""
+    """A QA method: ``answer`` runs it on one question.
+
+    Every subclass's ``answer`` is wrapped (:func:`_with_context_trace`) so that passages the
+    LLM layer dropped to fit the model's context window show in the answer:
+    ``details["context_fit"]`` lists each fitted request and a note counts the dropped ones.
+    """
 
     name: str = ""
     needs_index: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "answer" in cls.__dict__ and not getattr(cls.answer, "_context_traced", False):
+            cls.answer = _with_context_trace(cls.answer)  # type: ignore[method-assign]
 
     def __init__(self, runtime: Runtime, **options: Any):
         self.rt = runtime
@@ -218,3 +230,28 @@ class QAMethod(abc.ABC):
 
     def answer_sync(self, question: Question) -> Answer:
         return asyncio.run(self.answer(question))
+
+
+def _with_context_trace(
+    answer: Callable[[Any, Question], Awaitable[Answer]],
+) -> Callable[[Any, Question], Awaitable[Answer]]:
+    """``answer`` recording the context fitting of its LLM requests into the answer."""
+    from biorag.llm.context import collect_fits
+
+    @functools.wraps(answer)
+    async def traced(self: Any, question: Question) -> Answer:
+        with collect_fits() as fits:
+            result = await answer(self, question)
+        if fits:
+            result.details.setdefault("context_fit", []).extend(fits)
+            dropped = sum(len(f["dropped"]) for f in fits)
+            if dropped:
+                prompts = sum(bool(f["dropped"]) for f in fits)
+                result.notes.append(
+                    f"{dropped} lowest-ranked passage(s) left out of {prompts} prompt(s) to fit "
+                    "the model's context window (details.context_fit)"
+                )
+        return result
+
+    traced._context_traced = True  # type: ignore[attr-defined]
+    return traced
