@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # fetches it from the index.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean llama-server
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
 
-test: $(STAMP)
+# llama.cpp's llama-server for the real-model tests, built once per machine into a cache outside
+# the clone (~20 min on 2 cores the first time). Where it cannot be built the real_llm tests skip
+# and say why.
+llama-server:
+	@PYTHON=$(PY) bash scripts/build-llama-server.sh || echo "llama-server could not be built: the real_llm tests will skip" >&2
+
+test: $(STAMP) llama-server
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(PY) -m pytest -q
 

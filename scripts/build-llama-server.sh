@@ -9,51 +9,63 @@
 #
 # The cache key holds the package version and the CPU's feature flags (the build is native).
 set -euo pipefail
-VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
-CACHE="${LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/biorag/llama-server}"
-PY="${PYTHON:-python3}"
-cpu_key=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-8 || echo generic)
-DEST="$CACHE/$VERSION-$cpu_key"
-BIN="$DEST/bin/llama-server"
-if [[ -x "$BIN" ]]; then
-  echo "$BIN"
-  exit 0
-fi
-if [[ "${1:-}" == "--check" ]]; then
-  echo "build-llama-server: not built yet ($BIN); run scripts/build-llama-server.sh" >&2
-  exit 5
-fi
-for tool in cmake c++; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "build-llama-server: '$tool' is not installed (apt-get install cmake g++)" >&2
-    exit 3
+
+# Everything runs inside main, which bash reads whole before running: editing this file while
+# a build runs cannot derail it.
+main() {
+  VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
+  CACHE="${LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/biorag/llama-server}"
+  PY="${PYTHON:-python3}"
+  cpu_key=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-8 || echo generic)
+  DEST="$CACHE/$VERSION-$cpu_key"
+  BIN="$DEST/bin/llama-server"
+  if [[ -x "$BIN" ]]; then
+    echo "$BIN"
+    exit 0
   fi
-done
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.lock"
-flock 9
-if [[ -x "$BIN" ]]; then echo "$BIN"; exit 0; fi
-WORK=$(mktemp -d "$CACHE/.build.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-start=$(date +%s)
-echo "build-llama-server: fetching llama-cpp-python==$VERSION (source) from PyPI" >&2
-"$PY" -m pip download --quiet --no-deps --no-binary :all: -d "$WORK" "llama-cpp-python==$VERSION" >&2
-tar -xzf "$WORK"/llama_cpp_python-"$VERSION".tar.gz -C "$WORK"
-SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
-echo "build-llama-server: configuring $SRC" >&2
-cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-  -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-  -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
-  -DLLAMA_CURL=OFF -DGGML_NATIVE=ON >"$WORK/configure.log" 2>&1 || {
-  tail -30 "$WORK/configure.log" >&2; exit 4; }
-echo "build-llama-server: compiling the llama-server target on $(nproc) cores (15-20 min on 2)" >&2
-cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.log" 2>&1 || {
-  tail -40 "$WORK/build.log" >&2; exit 4; }
-mkdir -p "$DEST.tmp/bin"
-cp "$WORK/build/bin/llama-server" "$DEST.tmp/bin/"
-cp "$SRC/LICENSE" "$DEST.tmp/LICENSE.llama.cpp"
-echo "$(( $(date +%s) - start ))" >"$DEST.tmp/build_seconds"
-rm -rf "$DEST"
-mv "$DEST.tmp" "$DEST"
-echo "build-llama-server: built in $(cat "$DEST/build_seconds") s -> $BIN" >&2
-echo "$BIN"
+  if [[ "${1:-}" == "--check" ]]; then
+    echo "build-llama-server: not built yet ($BIN); run scripts/build-llama-server.sh" >&2
+    exit 5
+  fi
+  for tool in cmake c++; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "build-llama-server: '$tool' is not installed (apt-get install cmake g++)" >&2
+      exit 3
+    fi
+  done
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/.lock"
+  flock 9
+  if [[ -x "$BIN" ]]; then echo "$BIN"; exit 0; fi
+  # The build folder is kept when a build fails or is interrupted: the next run goes on from it.
+  WORK="$CACHE/.build-$VERSION-$cpu_key"
+  mkdir -p "$WORK"
+  start=$(date +%s)
+  if [[ ! -d "$WORK/llama_cpp_python-$VERSION" ]]; then
+    echo "build-llama-server: fetching llama-cpp-python==$VERSION (source) from PyPI" >&2
+    "$PY" -m pip download --quiet --no-deps --no-binary :all: -d "$WORK" \
+      "llama-cpp-python==$VERSION" >&2
+    tar -xzf "$WORK"/llama_cpp_python-"$VERSION".tar.gz -C "$WORK"
+  fi
+  SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
+  echo "build-llama-server: configuring $SRC" >&2
+  cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_CURL=OFF -DGGML_NATIVE=ON >"$WORK/configure.log" 2>&1 || {
+    tail -30 "$WORK/configure.log" >&2; exit 4; }
+  echo "build-llama-server: compiling the llama-server target on $(nproc) cores (15-20 min on 2)" >&2
+  cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.log" 2>&1 || {
+    tail -40 "$WORK/build.log" >&2; exit 4; }
+  mkdir -p "$DEST.tmp/bin"
+  cp "$WORK/build/bin/llama-server" "$DEST.tmp/bin/"
+  cp "$SRC/LICENSE" "$DEST.tmp/LICENSE.llama.cpp"
+  echo "$(( $(date +%s) - start ))" >"$DEST.tmp/build_seconds"
+  rm -rf "$DEST"
+  mv "$DEST.tmp" "$DEST"
+  rm -rf "$WORK"
+  echo "build-llama-server: built in $(cat "$DEST/build_seconds") s -> $BIN" >&2
+  echo "$BIN"
+}
+
+main "$@"

@@ -78,7 +78,9 @@ class LlamaServer:
             "--no-webui",
         ]
         if embeddings:
-            cmd += ["--embeddings", "--pooling", "mean"]
+            # A whole chunk must fit one physical batch (the default 512 is below biorag's
+            # 1,000-token chunks).
+            cmd += ["--embeddings", "--pooling", "mean", "-b", str(ctx), "-ub", str(ctx)]
         cmd += extra or []
         self.cmd = cmd
         self.log_path = log_path
