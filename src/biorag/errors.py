@@ -37,3 +37,12 @@ def require_question(text: str, name: str, example: str) -> str:
         got = "empty" if not text else "only whitespace"
         raise InputError(f"{name} is {got}; pass the question text, e.g. {example}")
     return text.strip()
+
+
+class LLMUnavailableError(LLMError):
+    """The model cannot be reached or is misconfigured (no server at ``llm.base_url``, an unknown
+    ``llm.model``, refused credentials, a web page instead of the API).
+
+    Operators that fall back to the no-LLM floor when one request fails let this one through:
+    a build or an eval stops with the error instead of quietly running without its model.
+    """

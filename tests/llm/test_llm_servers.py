@@ -175,7 +175,9 @@ async def test_an_unreachable_server_names_the_setting(
         retry_base_delay=0.01,
     )
     assert llm is not None
-    with pytest.raises(LLMError, match=re.escape("cannot connect to llm.base_url http://127.0.0.1:9/v1")):
+    with pytest.raises(
+        LLMError, match=re.escape("cannot connect to llm.base_url http://127.0.0.1:9/v1")
+    ):
         await llm.chat(req())
     await llm.aclose()
 
@@ -299,3 +301,51 @@ async def test_the_answer_stage_streams_when_asked(
     assert (r.prompt_tokens, r.completion_tokens) == (5, 4)
     assert llm.accounting.stage("answer").completion_tokens == 4
     await llm.aclose()
+
+
+def test_a_build_against_a_dead_server_stops_with_one_line(tmp_path: Path) -> None:
+    """Operators fall back per item when one request fails, but not when there is no model at
+    all: ``strata build`` against nothing listening ends with exit 2 and one line."""
+    import os
+    import subprocess
+    import sys
+
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(json.dumps({"pid": "1", "title": "T", "abstract": "Aspirin helps."}) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIORAG_")}
+    env.update(
+        BIORAG_HOME=str(tmp_path / "home"),
+        BIORAG_LLM_BACKEND="openai",
+        BIORAG_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        BIORAG_LLM_MODEL="m",
+        BIORAG_LLM_MAX_RETRIES="1",
+        BIORAG_PROGRESS="0",
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "biorag.cli.main", "strata", "build", "--papers", str(papers),
+         "--out", str(tmp_path / "kg")],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr[-2000:]
+    last = r.stderr.strip().splitlines()[-1]
+    assert "llm.base_url" in last and "Traceback" not in r.stderr
+
+
+async def test_a_letter_is_read_from_free_text_when_the_extraction_is_not_json(
+    make_settings: Callable[..., Settings],
+) -> None:
+    from biorag.answer.reader import read_multiple_choice
+    from biorag.llm.mock_backend import MockBackend
+
+    def respond(req: ChatRequest) -> str:
+        if req.stage == "answer_extract":
+            return "I think the answer is B."  # no JSON: a server without constrained decoding
+        return "The passages show it does not work, so: B. no"
+
+    llm = LLM(MockBackend(responder=respond, model="m"))
+    res = await read_multiple_choice(
+        llm, "Does it work?", {"A": "yes", "B": "no", "C": "maybe"}, ["It does not work."]
+    )
+    assert (res.answer, res.parse_failed) == ("B", False)
+    stage = llm.accounting.stage("answer_extract")
+    assert stage.parse_failures == 1 and stage.fallbacks == 1

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biorag.llm import budget
+from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
@@ -78,6 +79,15 @@ async def extract_letter(
     value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
     if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
         return _canonical(value.strip(), letters), False, resp.text
+    # The extraction did not come back as JSON (a small model, or a server without constrained
+    # decoding): read the choice from the extraction's text, then from the answer itself.
+    from biorag.answer.regex_extract import extract_letter_regex
+
+    for text in (resp.text, response):
+        found = extract_letter_regex(text, letters, options=options)
+        if found is not None:
+            note_fallback(llm, "answer_extract")
+            return found, False, resp.text
     return "", True, resp.text
 
 

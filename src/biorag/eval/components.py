@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
-from biorag.errors import BioragError, LLMError
+from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.eval.components_graph import community_comparison
 from biorag.eval.components_graph import graph_communities as graph_communities
 from biorag.eval.components_graph import semantic_communities as semantic_communities
@@ -387,6 +387,8 @@ async def evaluate_components(
             *(key_claim_retention(llm, text, by_chunk[cid]) for cid, text in chunks.items())
         )
         out["key_claim_retention"] = float(np.mean(ret)) if ret else None
+    except LLMUnavailableError:
+        raise  # no model at all: stop, do not run on without it
     except LLMError as e:
         out["skipped"]["key_claim_retention"] = str(e)
     try:
@@ -407,6 +409,8 @@ async def evaluate_components(
                 )
             )
             out["faithfulness"][name], out["relevancy"][name] = _pooled(f), _pooled(r)
+    except LLMUnavailableError:
+        raise  # no model at all: stop, do not run on without it
     except LLMError as e:
         for k in ("faithfulness", "relevancy"):
             out.pop(k)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm import PromptTemplate, budget
 
 PROMPTS = "biorag.eval.prompts"
@@ -96,6 +96,8 @@ async def score_answers(
     for item in items:
         try:
             scores.append((await five_point_score(llm, *_fields(item))).score)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             scores.append(None)
     got = [s for s in scores if s is not None]

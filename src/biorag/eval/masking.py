@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.extract import rule_based_entities
 from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like, looks_biomedical
 from biorag.extract.lexicon import QUANTIFIERS, STOPWORDS, UNITS
@@ -236,6 +236,8 @@ class EntityMasker:
         )
         try:
             resp = await self.llm.chat_json(req)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             resp = None
         items = resp.parsed.get("entities") if resp and isinstance(resp.parsed, dict) else None

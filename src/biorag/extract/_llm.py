@@ -9,6 +9,7 @@ from functools import cache
 from typing import Any
 
 from biorag.corpus.models import Chunk
+from biorag.errors import LLMUnavailableError
 from biorag.extract.models import Claim
 from biorag.extract.parsing import normalize_claim
 from biorag.llm import budget
@@ -103,6 +104,9 @@ async def chat_all(
             out.append(None)
         else:
             out.append(res)
+    unavailable = [e for e in errors if isinstance(e, LLMUnavailableError)]
+    if unavailable:
+        raise unavailable[0]  # no model at all: stop, do not run on without it
     if raise_if_all_failed and errors and len(errors) == len(reqs):
         raise errors[0]
     return out

@@ -31,8 +31,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm import budget
+from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import format_passage, format_passages
 from biorag.llm.factory import LLM
 from biorag.llm.jsonparse import parse_json_lenient
@@ -175,8 +176,11 @@ class LLMRelevanceJudge:
         self.stats["calls"] += 1
         try:
             resp = await self.llm.chat(req)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             self.stats["failures"] += 1
+            note_fallback(self.llm, STAGE)
             return Verdict(item.claim_id, None, how=how + "error")
         p_yes = yes_no_probability(resp)
         if p_yes is not None:
@@ -211,6 +215,8 @@ class LLMRelevanceJudge:
         self.stats["batch_calls"] += 1
         try:
             answers = _batch_answers(await self.llm.chat(req), n)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             self.stats["failures"] += 1
             answers = {}
@@ -219,6 +225,7 @@ class LLMRelevanceJudge:
             for i, it in enumerate(items, start=1)
         ]
         missing = [i for i, v in enumerate(out) if v is None]
+        note_fallback(self.llm, STAGE, len(missing))  # asked one by one
         self.stats["fallbacks"] += len(missing)
         redo = await asyncio.gather(*(self._one(question, items[i], "fallback-") for i in missing))
         for i, verdict in zip(missing, redo, strict=True):

@@ -25,7 +25,9 @@ class StageStats:
     backend attempts (retried or not); ``failures`` counts requests that failed for good;
     ``parse_failures`` counts JSON requests whose answer could not be parsed;
     ``repetition_cuts`` counts answers whose degenerate loop was cut off
-    (:mod:`biorag.llm.repetition`).
+    (:mod:`biorag.llm.repetition`); ``fallbacks`` counts items an operator handed to its
+    no-LLM floor (or answered some other lesser way) because the model's answer was unusable
+    or its request failed.
     """
 
     calls: int = 0
@@ -37,6 +39,7 @@ class StageStats:
     failures: int = 0
     parse_failures: int = 0
     repetition_cuts: int = 0
+    fallbacks: int = 0
 
     def add(self, other: StageStats) -> None:
         for f in fields(self):
@@ -73,6 +76,12 @@ class Accounting:
             s.latency_s += latency_s
             s.parse_failures += int(parse_failed)
             s.repetition_cuts += int(repetition_cut)
+
+    def record_fallback(self, stage: str, n: int = 1) -> None:
+        """``n`` items of ``stage`` went down the operator's fallback path."""
+        if n:
+            with self._lock:
+                self._stage(stage).fallbacks += n
 
     def record_cache_hit(self, stage: str, parse_failed: bool = False) -> None:
         """A request answered from the cache (no new tokens)."""
@@ -143,8 +152,8 @@ class Accounting:
         """A small text table, one line per stage and a total line (``loops``: answers cut back
         from a degenerate repetition)."""
         rep = self.report()
-        cols = ("calls", "hits", "prompt", "compl", "lat_s", "fail", "loops")
-        widths = (6, 6, 9, 8, 8, 5, 5)
+        cols = ("calls", "hits", "prompt", "compl", "lat_s", "fail", "parse", "loops", "fallb")
+        widths = (6, 6, 9, 8, 8, 5, 5, 5, 5)
         lines = [
             f"{'stage':<20} " + " ".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True))
         ]
@@ -153,7 +162,8 @@ class Accounting:
             lines.append(
                 f"{name[:20]:<20} {c['calls']:>6} {c['cache_hits']:>6} {c['prompt_tokens']:>9} "
                 f"{c['completion_tokens']:>8} {c['latency_s']:>8.2f} {c['failures']:>5} "
-                f"{c.get('repetition_cuts', 0):>5}"
+                f"{c.get('parse_failures', 0):>5} {c.get('repetition_cuts', 0):>5} "
+                f"{c.get('fallbacks', 0):>5}"
             )
         return "\n".join(lines)
 
@@ -164,3 +174,10 @@ class Accounting:
 
 def _rounded(d: dict[str, Any]) -> dict[str, Any]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in d.items()}
+
+
+def note_fallback(llm: Any, stage: str, n: int = 1) -> None:
+    """Count ``n`` fallbacks of ``stage`` in ``llm``'s accounting (nothing without an LLM)."""
+    acc = getattr(llm, "accounting", None)
+    if isinstance(acc, Accounting):
+        acc.record_fallback(stage, n)

@@ -39,10 +39,18 @@ class RetryableLLMError(LLMError):
     """
 
     def __init__(
-        self, message: str, retry_after: float | None = None, *, timeout: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        timeout: bool = False,
+        unavailable: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        #: No server answered (connection refused, a web page): when retries do not help, the
+        #: error is an :class:`~biorag.errors.LLMUnavailableError`.
+        self.unavailable = unavailable
         #: The server gave no answer in time: retried once only (a silent server must not hold
         #: a run for many read timeouts).
         self.timeout = timeout

@@ -112,7 +112,10 @@ class EndpointPool:
             ep.answered += 1
             return resp
         assert last is not None
-        raise RetryableLLMError(f"all {len(self.endpoints)} endpoints failed; last: {last}")
+        raise RetryableLLMError(
+            f"all {len(self.endpoints)} endpoints failed; last: {last}",
+            unavailable=last.unavailable,
+        )
 
     async def stream(self, req: ChatRequest, on_text: Any) -> ChatResponse:
         """Streams from the first healthy endpoint (no failover once text has been shown)."""

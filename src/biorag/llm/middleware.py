@@ -16,7 +16,7 @@ import random
 import weakref
 from collections.abc import Awaitable, Callable
 
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import Accounting
 from biorag.llm.base import LLMBackend, RetryableLLMError, attach_parsed
 from biorag.llm.cache import SQLiteCache, cache_key
@@ -141,7 +141,8 @@ class RetryMiddleware(_Wrapper):
                 timeouts += int(e.timeout)
                 if attempt >= self.max_retries or timeouts > 1:
                     tries = attempt + 1
-                    raise LLMError(
+                    error = LLMUnavailableError if e.unavailable else LLMError
+                    raise error(
                         f"{self.name} model {self.model!r} (stage {req.stage!r}) failed after "
                         f"{tries} {'try' if tries == 1 else 'tries'}: {e}"
                     ) from e

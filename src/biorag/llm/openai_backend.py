@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.base import RetryableLLMError, attach_parsed, mask_url
 from biorag.llm.server_info import ServerInfo, ServerRegistry, api_root, probe
 from biorag.llm.structured import (
@@ -312,7 +312,8 @@ class OpenAIBackend:
             return await self._client().post(url, json=body, timeout=timeout)
         except httpx.ConnectError as e:
             raise RetryableLLMError(
-                f"cannot connect to {self.where()} ({e}): start the server or fix llm.base_url"
+                f"cannot connect to {self.where()} ({e}): start the server or fix llm.base_url",
+                unavailable=True,
             ) from None
         except httpx.TimeoutException as e:
             raise RetryableLLMError(
@@ -340,15 +341,15 @@ class OpenAIBackend:
             raise _FormatRejected(message)
         if r.status_code == 404:
             if "model" in message.lower():
-                raise LLMError(
+                raise LLMUnavailableError(
                     f"{self.where()} has no model {self.model!r}: fix llm.model ({message})"
                 )
-            raise LLMError(
+            raise LLMUnavailableError(
                 f"{self.where()} has no /chat/completions (HTTP 404): llm.base_url should be the "
                 "API root, usually ending in /v1"
             )
         if r.status_code in (401, 403):
-            raise LLMError(
+            raise LLMUnavailableError(
                 f"{self.where()} answered HTTP {r.status_code}: {message}; set the API key in "
                 f"the environment variable named by llm.api_key_env ({self.api_key_env})"
             )
@@ -363,7 +364,8 @@ class OpenAIBackend:
         if _looks_like_html(r):
             return RetryableLLMError(
                 f"{self.where()} answered with a web page, not a chat completion: llm.base_url "
-                "should be the API root of an OpenAI-compatible server, usually ending in /v1"
+                "should be the API root of an OpenAI-compatible server, usually ending in /v1",
+                unavailable=True,
             )
         return RetryableLLMError(
             f"{self.where()} sent an unreadable chat completion: {r.text[:200]!r}"

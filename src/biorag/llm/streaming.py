@@ -92,7 +92,8 @@ async def stream_chat(
                     finish = ch.get("finish_reason") or finish
     except httpx.ConnectError as e:
         raise RetryableLLMError(
-            f"cannot connect to {backend.where()} ({e}): start the server or fix llm.base_url"
+            f"cannot connect to {backend.where()} ({e}): start the server or fix llm.base_url",
+            unavailable=True,
         ) from None
     except httpx.TimeoutException:
         raise RetryableLLMError(

@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm import budget
+from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import format_passage, neutralize, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
@@ -377,8 +378,11 @@ class ProgressiveGeneration:
             res = await exact_answer(
                 llm, question.text, question.type, contexts, ideal, self.rt.embedder
             )
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError as e:
             failure = f"{type(e).__name__}: {e}"
+            note_fallback(llm, "exact_answer")
             res = await asyncio.to_thread(
                 exact_answer_floor, question.text, question.type, contexts, self.rt.embedder
             )

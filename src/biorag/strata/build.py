@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from biorag.embed.base import Embedder
-from biorag.errors import BioragError, InputFormatError, LLMError
+from biorag.errors import BioragError, InputFormatError, LLMError, LLMUnavailableError
 from biorag.kg.directory import sync_entity_index
 from biorag.kg.entity_index import META, EntityIndex
 from biorag.kg.extract_triplets import RULE_MODEL
@@ -48,6 +48,7 @@ from biorag.kg.typed_store import (
     node_key,
     open_typed_store,
 )
+from biorag.llm.accounting import note_fallback
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import (
@@ -194,9 +195,12 @@ def _build(
                 triplets = extract_triplets_llm(llm, title, abstract, pid)
                 models[pid] = str(llm.model)
                 doc = extract_doc_llm(llm, title, abstract, keywords, pid)
+            except LLMUnavailableError:
+                raise  # no model at all: stop, do not run on without it
             except LLMError as e:
                 log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
                 report.llm_fallbacks += 1
+                note_fallback(llm, "strata_triplets")
             _tally(yields, triplets, doc)
         if triplets is None:
             triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)

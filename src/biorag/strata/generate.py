@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import BioragError, LLMError
+from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.kg.typed_store import TypedGraphStore, open_typed_store
 from biorag.llm import ChatRequest, PromptTemplate, budget
 from biorag.llm.evidence import format_passage, numbered_passages
@@ -254,6 +254,8 @@ async def generate_biocdqa(
                     max_tokens=budget.GENERATED_QA,
                 )
             )
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             report.failed += 1
             continue
@@ -274,6 +276,8 @@ async def generate_biocdqa(
         )
         try:
             verdict = await llm.chat_json(req)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             report.failed += 1
             continue

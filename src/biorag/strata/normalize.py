@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from biorag.embed.base import Embedder
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
 from biorag.kg.typed_store import node_key
 from biorag.llm import budget
+from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata.vocab import VocabEntry, Vocabulary
@@ -132,9 +133,12 @@ class Normalizer:
         self.stats["asked"] += 1
         try:
             resp = self.llm.run_sync(self.llm.chat_json(req))  # type: ignore[attr-defined]
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError as e:
             log.warning("strata_normalize failed for %r: %s", mention, e)
             self.stats["failed"] += 1
+            note_fallback(self.llm, "strata_normalize")
             return False
         val = resp.parsed.get("choice") if isinstance(resp.parsed, dict) else False
         if isinstance(val, bool) or not (val is None or isinstance(val, int)):

@@ -25,7 +25,8 @@ import numpy as np
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.embed.base import Embedder
-from biorag.errors import LLMError
+from biorag.errors import LLMError, LLMUnavailableError
+from biorag.llm.accounting import note_fallback
 from biorag.llm.budget import SUMMARY_ENTRY, TEST_SUMMARY, fixed_list, words_budget
 from biorag.llm.evidence import format_passage, format_passages
 from biorag.llm.prompts import PromptTemplate
@@ -202,10 +203,13 @@ class LLMSummarizer(Summarizer):
                 )
             )
             got = parse_batch(resp.parsed, {cid for cid, _, _ in items})
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:
             got = {}
         missing = [it for it in items if it[0] not in got]
         if missing:
+            note_fallback(self.llm, STAGE_TEST, len(missing))  # asked one by one instead
             redo = await super().test_summaries(question, options, missing)
             got.update({it[0]: text for it, text in zip(missing, redo, strict=True)})
         return [got[cid] for cid, _, _ in items]
@@ -250,7 +254,10 @@ class LLMSummarizer(Summarizer):
         )
         try:
             resp = await self.llm.chat(req)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
         except LLMError:  # e.g. the batch is too long for the server: go claim by claim
+            note_fallback(self.llm, STAGE_LAYER_BATCH, len(batch))
             return {}
         return parse_batch(resp.parsed, {it.claim_id for it in batch})
 
