@@ -50,6 +50,12 @@ class LLMSettings(_Section):
         default=30.0, gt=0, description="read timeout, plus timeout_per_token_s per max token"
     )
     timeout_per_token_s: float = Field(default=0.1, ge=0)
+    budget_scale: float = Field(
+        default=1.0,
+        gt=0,
+        description="multiplies every operator's output budget (max_tokens sized to the answer "
+        "it expects); raise it for a reasoning model that thinks before it answers",
+    )
     connect_timeout_s: float = Field(default=5.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
     concurrency: int = Field(default=8, ge=1)

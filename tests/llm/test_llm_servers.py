@@ -349,3 +349,13 @@ async def test_a_letter_is_read_from_free_text_when_the_extraction_is_not_json(
     assert (res.answer, res.parse_failed) == ("B", False)
     stage = llm.accounting.stage("answer_extract")
     assert stage.parse_failures == 1 and stage.fallbacks == 1
+
+
+async def test_budget_scale_multiplies_operator_budgets(
+    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
+) -> None:
+    llm = llm_for(budget_scale=4.0, max_tokens=100)
+    await llm.chat(req(max_tokens=16))  # an operator's budget
+    await llm.chat(req("no budget"))  # the configured default is not scaled
+    assert [q["body"]["max_tokens"] for q in fake_openai.requests] == [64, 100]
+    await llm.aclose()

@@ -36,7 +36,8 @@ class LLM:
     ``chat`` is the async entry point; ``chat_sync`` runs it from synchronous code (on a private
     event loop thread, so HTTP connections are reused between calls); ``chat_many`` answers
     several requests concurrently within the limit. ``accounting`` holds the per-stage counts.
-    Requests without ``max_tokens`` / ``temperature`` get the configured defaults.
+    Requests without ``max_tokens`` / ``temperature`` get the configured defaults; an explicit
+    ``max_tokens`` (an operator's budget) is multiplied by ``budget_scale``.
     """
 
     def __init__(
@@ -49,6 +50,7 @@ class LLM:
         concurrency: int = 8,
         max_tokens: int = 512,
         temperature: float = 0.0,
+        budget_scale: float = 1.0,
         retry_base_delay: float = 0.5,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -57,6 +59,7 @@ class LLM:
         self.cache = cache
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.budget_scale = budget_scale
         chain: LLMBackend = AccountingMiddleware(backend, self.accounting)
         chain = ConcurrencyLimit(chain, concurrency)
         chain = RetryMiddleware(chain, max_retries, base_delay=retry_base_delay, sleep=sleep)
@@ -84,6 +87,8 @@ class LLM:
         update: dict[str, Any] = {}
         if req.max_tokens is None:
             update["max_tokens"] = self.max_tokens
+        elif self.budget_scale != 1.0:
+            update["max_tokens"] = max(1, round(req.max_tokens * self.budget_scale))
         if req.temperature is None:
             update["temperature"] = self.temperature
         return req.model_copy(update=update) if update else req
@@ -255,5 +260,6 @@ def build_llm(
         concurrency=cfg.concurrency,
         max_tokens=cfg.max_tokens,
         temperature=cfg.temperature,
+        budget_scale=cfg.budget_scale,
         retry_base_delay=retry_base_delay,
     )
