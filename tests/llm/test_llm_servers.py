@@ -359,3 +359,25 @@ async def test_budget_scale_multiplies_operator_budgets(
     await llm.chat(req("no budget"))  # the configured default is not scaled
     assert [q["body"]["max_tokens"] for q in fake_openai.requests] == [64, 100]
     await llm.aclose()
+
+
+async def test_requests_beyond_the_servers_slots_wait_on_our_side(
+    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
+) -> None:
+    """llama.cpp reports its slots; more requests in flight would queue inside the server while
+    their read timeout runs, so biorag holds them back itself."""
+    import time as _time
+
+    _as_llama(fake_openai)  # total_slots: 1
+    starts: list[float] = []
+
+    def slow(body: dict[str, Any]) -> Any:
+        starts.append(_time.perf_counter())
+        return 200, {}, completion("ok", body), 0.1  # the delay runs outside the server's lock
+
+    fake_openai.default = slow
+    llm = llm_for(concurrency=8)
+    await llm.chat_many([req(f"q{i}") for i in range(5)])
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert len(starts) == 5 and min(gaps) >= 0.09  # one at a time
+    await llm.aclose()

@@ -18,6 +18,7 @@ requested token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import logging
@@ -138,6 +139,9 @@ class OpenAIBackend:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:
         return (
@@ -160,6 +164,19 @@ class OpenAIBackend:
             )
             self._clients[loop] = client
         return client
+
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """A hold on one of the server's slots (llama.cpp reports how many it has): requests
+        beyond them would only queue inside the server, where their read timeout runs while
+        they wait. No limit when the server does not say."""
+        slots = self.server.slots if self.server is not None else None
+        if not slots:
+            return contextlib.nullcontext()
+        loop = asyncio.get_running_loop()
+        sem = self._slots.get(loop)
+        if sem is None:
+            sem = self._slots[loop] = asyncio.Semaphore(slots)
+        return sem
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running event loop."""
@@ -309,7 +326,8 @@ class OpenAIBackend:
         url = self.base_url + "/chat/completions"
         timeout = httpx.Timeout(self.read_timeout(max_tokens), connect=self.connect_timeout_s)
         try:
-            return await self._client().post(url, json=body, timeout=timeout)
+            async with self.slot():
+                return await self._client().post(url, json=body, timeout=timeout)
         except httpx.ConnectError as e:
             raise RetryableLLMError(
                 f"cannot connect to {self.where()} ({e}): start the server or fix llm.base_url",

@@ -68,7 +68,10 @@ async def stream_chat(
     finish: str | None = None
     model = backend.model
     try:
-        async with backend._client().stream("POST", url, json=body, timeout=timeout) as r:
+        async with (
+            backend.slot(),
+            backend._client().stream("POST", url, json=body, timeout=timeout) as r,
+        ):
             if r.status_code >= 400:
                 await r.aread()
                 backend._check_status(r, "none")
