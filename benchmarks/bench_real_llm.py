@@ -122,6 +122,12 @@ def main() -> None:
     ap.add_argument("--ctx", type=int, default=8192, help="llama-server context (-c)")
     ap.add_argument("--parallel", type=int, default=2, help="llama-server slots (-np)")
     ap.add_argument("--concurrency", type=int, default=2, help="questions at once")
+    ap.add_argument(
+        "--given-context",
+        action="store_true",
+        help="PubMedQA: each question's own abstract as its passages (reasoning-required), no "
+        "index; BioASQ: the gold snippets",
+    )
     args = ap.parse_args()
     from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
@@ -132,18 +138,26 @@ def main() -> None:
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("BIORAG_")}
     base_env.update(BIORAG_PROGRESS="0", BIORAG_HOME=str(CACHE / "home"))
     methods = args.methods.split(",")
+    CACHE.mkdir(parents=True, exist_ok=True)
     server = LlamaServer(binary, gguf, ctx=args.ctx, parallel=args.parallel,
                          log_path=CACHE / "llama-server.log")  # fmt: skip
     summary: dict[str, Any] = {
         "model": gguf.name,
         "server": {"ctx": args.ctx, "parallel": args.parallel, "binary": str(binary)},
         "n": args.n,
+        "given_context": args.given_context,
         "runs": {},
     }
     try:
         server.wait_ready()
         for ds in args.datasets.split(","):
-            index = ensure_index(ds, base_env)
+            if args.given_context:
+                setting = "reasoning-required" if ds == "pubmedqa" else "snippets"
+                ds_args = [*DATASETS[ds]["args"][:2], "--setting", setting]
+                index_args: list[str] = []
+            else:
+                ds_args = DATASETS[ds]["args"]
+                index_args = ["--index", str(ensure_index(ds, base_env))]
             for mode in args.modes.split(","):
                 run = RESULTS / "real_llm" / f"{ds}_{mode}"
                 env = dict(base_env)
@@ -157,7 +171,7 @@ def main() -> None:
                 start = time.perf_counter()
                 r = biorag(
                     ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]),
-                     *DATASETS[ds]["args"], "--index", str(index), "--methods", ",".join(methods),
+                     *ds_args, *index_args, "--methods", ",".join(methods),
                      "--limit", str(args.n), "--concurrency", str(args.concurrency),
                      "--judge", "off", "--out", str(run)],
                     env,
