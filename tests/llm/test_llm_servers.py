@@ -4,6 +4,7 @@ bodies, context windows, several endpoints. Fault injection through the fake ser
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -378,6 +379,6 @@ async def test_requests_beyond_the_servers_slots_wait_on_our_side(
     fake_openai.default = slow
     llm = llm_for(concurrency=8)
     await llm.chat_many([req(f"q{i}") for i in range(5)])
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert len(starts) == 5 and min(gaps) >= 0.09  # one at a time
     await llm.aclose()
