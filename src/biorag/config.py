@@ -47,9 +47,13 @@ class LLMSettings(_Section):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
     timeout_s: float = Field(
-        default=30.0, gt=0, description="read timeout, plus timeout_per_token_s per max token"
+        default=60.0, gt=0, description="read timeout, plus timeout_per_token_s per max token"
     )
-    timeout_per_token_s: float = Field(default=0.1, ge=0)
+    timeout_per_token_s: float = Field(
+        default=0.2,
+        ge=0,
+        description="seconds per requested token (0.2: a server slower than 5 tokens/s times out)",
+    )
     budget_scale: float = Field(
         default=1.0,
         gt=0,
