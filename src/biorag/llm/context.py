@@ -22,6 +22,7 @@ from typing import Any
 
 from biorag.errors import LLMError
 from biorag.llm.evidence import PASSAGE_BLOCK
+from biorag.llm.middleware import _Wrapper
 from biorag.llm.types import ChatRequest, ChatResponse
 
 log = logging.getLogger("biorag.llm")
@@ -89,23 +90,12 @@ def count_passages(messages: list[dict[str, str]]) -> int:
     return sum(len(PASSAGE_BLOCK.findall(m["content"])) for m in messages)
 
 
-class ContextFitMiddleware:
+class ContextFitMiddleware(_Wrapper):
     """Fits each request to ``backend.context_window()`` before passing it on (see module)."""
 
     def __init__(self, inner: Any, backend: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.backend = backend
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def __repr__(self) -> str:
-        return f"ContextFitMiddleware({self.inner!r})"
 
     async def _window(self) -> int | None:
         get = getattr(self.backend, "context_window", None)

@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from typing import Any
 
 from biorag.llm.base import RetryableLLMError, mask_url
+from biorag.llm.middleware import LoopSemaphore
 from biorag.llm.types import ChatRequest, ChatResponse
 
 log = logging.getLogger("biorag.llm")
@@ -32,16 +32,10 @@ class _Endpoint:
         self.failures = 0
         self.resting_until = 0.0
         self.answered = 0
-        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._sems = LoopSemaphore(limit)
 
     def semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._sems.get(loop)
-        if sem is None:
-            sem = self._sems[loop] = asyncio.Semaphore(self.limit)
-        return sem
+        return self._sems.get()
 
     def healthy(self, now: float) -> bool:
         return now >= self.resting_until

@@ -160,22 +160,35 @@ class RetryMiddleware(_Wrapper):
                 attempt += 1
 
 
+class LoopSemaphore:
+    """A semaphore of ``limit`` per event loop (an asyncio semaphore belongs to one loop, and a
+    client may be used from several: the CLI's private loop, a test's loop)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self) -> asyncio.Semaphore:
+        """The running loop's semaphore."""
+        loop = asyncio.get_running_loop()
+        sem = self._sems.get(loop)
+        if sem is None:
+            sem = self._sems[loop] = asyncio.Semaphore(self.limit)
+        return sem
+
+
 class ConcurrencyLimit(_Wrapper):
     """At most ``limit`` requests in flight at once (one semaphore per event loop)."""
 
     def __init__(self, inner: LLMBackend, limit: int) -> None:
         super().__init__(inner)
         self.limit = limit
-        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._sems = LoopSemaphore(limit)
 
     def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._sems.get(loop)
-        if sem is None:
-            sem = self._sems[loop] = asyncio.Semaphore(self.limit)
-        return sem
+        return self._sems.get()
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
         async with self._semaphore():

@@ -32,6 +32,7 @@ import httpx
 
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.base import RetryableLLMError, attach_parsed, mask_url
+from biorag.llm.middleware import LoopSemaphore
 from biorag.llm.server_info import ServerInfo, ServerRegistry, api_root, probe
 from biorag.llm.structured import (
     SETTINGS,
@@ -139,9 +140,7 @@ class OpenAIBackend:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
-        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._slots: LoopSemaphore | None = None
 
     def __repr__(self) -> str:
         return (
@@ -172,11 +171,9 @@ class OpenAIBackend:
         slots = self.server.slots if self.server is not None else None
         if not slots:
             return contextlib.nullcontext()
-        loop = asyncio.get_running_loop()
-        sem = self._slots.get(loop)
-        if sem is None:
-            sem = self._slots[loop] = asyncio.Semaphore(slots)
-        return sem
+        if self._slots is None or self._slots.limit != slots:
+            self._slots = LoopSemaphore(slots)
+        return self._slots.get()
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running event loop."""
