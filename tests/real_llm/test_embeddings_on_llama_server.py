@@ -42,6 +42,7 @@ def test_index_and_search_through_the_embeddings_server(
         BIORAG_EMBED_BACKEND="openai",
         BIORAG_EMBED_BASE_URL=embed_server.url,
         BIORAG_EMBED_MODEL="smollm2-135m",
+        BIORAG_EMBED_BATCH_SIZE="8",  # a CPU server embeds ~1,000-token chunks a few per second
     )
     idx = tmp_path / "idx"
     r = biorag(["index", "build", "--corpus", str(corpus), "--out", str(idx)], env)

@@ -94,7 +94,7 @@ class OpenAIEmbedder:
         api_key_env: str = "OPENAI_API_KEY",
         batch_size: int = 64,
         timeout_s: float = 30.0,
-        per_text_timeout_s: float = 1.0,
+        per_text_timeout_s: float = 5.0,
         connect_timeout_s: float = 5.0,
         max_retries: int = 3,
         client: httpx.Client | None = None,
