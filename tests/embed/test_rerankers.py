@@ -101,12 +101,15 @@ def fake_llm_types(monkeypatch) -> None:
     pkg = types.ModuleType("biorag.llm")
     pkg.__path__ = []  # type: ignore[attr-defined]
     pkg.types = mod  # type: ignore[attr-defined]
+    import biorag.llm.budget as budget  # the real one: the output budgets, plain numbers
     import biorag.llm.evidence as evidence  # the real one: plain text formatting, no imports
 
     pkg.evidence = evidence  # type: ignore[attr-defined]
+    pkg.budget = budget  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "biorag.llm", pkg)
     monkeypatch.setitem(sys.modules, "biorag.llm.types", mod)
     monkeypatch.setitem(sys.modules, "biorag.llm.evidence", evidence)
+    monkeypatch.setitem(sys.modules, "biorag.llm.budget", budget)
 
 
 def test_llm_judge_scores_p_yes(fake_llm_types) -> None:
