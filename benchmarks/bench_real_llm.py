@@ -128,7 +128,14 @@ def main() -> None:
         help="PubMedQA: each question's own abstract as its passages (reasoning-required), no "
         "index; BioASQ: the gold snippets",
     )
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="suffix of the run dirs, the summary file and the LLM cache home (a fresh tag "
+        "measures every call anew; the default reuses the cache of earlier runs)",
+    )
     args = ap.parse_args()
+    tag = f"_{args.tag}" if args.tag else ""
     from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
     binary, why = llama_server_binary()
@@ -159,10 +166,10 @@ def main() -> None:
                 ds_args = DATASETS[ds]["args"]
                 index_args = ["--index", str(ensure_index(ds, base_env))]
             for mode in args.modes.split(","):
-                run = RESULTS / "real_llm" / f"{ds}_{mode}"
+                run = RESULTS / "real_llm" / f"{ds}_{mode}{tag}"
                 env = dict(base_env)
                 env.update(
-                    BIORAG_HOME=str(CACHE / f"home_{mode}"),
+                    BIORAG_HOME=str(CACHE / f"home_{mode}{tag}"),
                     BIORAG_LLM_BACKEND="openai",
                     BIORAG_LLM_BASE_URL=server.url,
                     BIORAG_LLM_MODEL="smollm2-135m",
@@ -185,7 +192,7 @@ def main() -> None:
                     "wall_s": round(wall, 1),
                     "methods": summarize(run, methods),
                 }
-                (RESULTS / "real_llm_summary.json").write_text(json.dumps(summary, indent=1))
+                (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
     finally:
         server.stop()
     print(json.dumps(summary, indent=1))

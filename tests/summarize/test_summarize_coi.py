@@ -126,3 +126,28 @@ async def test_llm_test_summaries_batched_one_call_with_per_item_fallback():
     assert sum(r.json_schema is not None for r in calls) == 1
     by_id = {c.claim_id: c.test_summary for c in cois}
     assert by_id == {"B0": "zero", "B1": "single", "B2": "single", "B3": "single"}
+
+
+def test_batch_schema_fixes_the_ids_the_count_and_the_length_of_each_summary():
+    from biorag.summarize.llm_summarizer import CHARS_PER_SUMMARY_TOKEN, batch_schema
+
+    schema = batch_schema(["B0", "B1", "B1"], 200)
+    entries = schema["properties"]["summaries"]
+    assert entries["minItems"] == entries["maxItems"] == 3
+    item = entries["items"]["properties"]
+    assert item["claim_id"]["enum"] == ["B0", "B1"]
+    assert item["summary"]["maxLength"] == 200 * CHARS_PER_SUMMARY_TOKEN
+    assert entries["items"]["additionalProperties"] is False
+
+
+async def test_llm_test_summaries_batch_request_names_its_claims_in_the_schema():
+    texts = {f"B{i}": f"Claim B{i} about losartan dose {i}." for i in range(3)}
+    graph = FakeGraph(texts, [], {k: 1.0 - i / 10 for i, k in enumerate(texts)})
+    llm, backend = make_llm(responder=lambda req: "single")
+    await select_claims_of_interest(
+        graph, QUESTION, OPTIONS, MapReranker({}), LLMSummarizer(llm, mode="batched"), top_k=3
+    )
+    batch = [r for r in stage_calls(backend, "coi_test_summary") if r.json_schema is not None]
+    assert len(batch) == 1
+    ids = batch[0].json_schema["properties"]["summaries"]["items"]["properties"]["claim_id"]
+    assert sorted(ids["enum"]) == ["B0", "B1", "B2"]
