@@ -7,9 +7,10 @@
 #   LIMIT=500 BIORAG_LLM_BASE_URL=http://localhost:8000/v1 BIORAG_LLM_MODEL=my-model \
 #     benchmarks/run_vgrag_sweeps.sh               # any OpenAI-compatible endpoint
 #
-# The KG is built (once) from the MedMCQA dev explanations of the second half of the
-# single-choice questions; the questions asked are the first LIMIT ones (all in the first half
-# while LIMIT <= 1408). Settings (environment): DATA, KG, LIMIT, TOP_NS, KS, K (fixed during the
+# The KG is built (once) from TRAIN, MedMCQA's train file (official JSON Lines), as the paper
+# does, when it is set; else from the dev explanations of the second half of the single-choice
+# questions, and then only the questions that did not go into the KG are scored
+# (--exclude-overlap: the first half). Settings (environment): TRAIN, DATA, KG, LIMIT, TOP_NS, KS, K (fixed during the
 # top_n sweep), TOP_N (fixed during the k sweep), RUNS, CONCURRENCY; BIORAG_LLM_* for the reader
 # (and for the KG extraction when the KG is built). Run directories resume: run it again after
 # an interruption. Points of another model go to their own folder (RUNS ends in the model name).
@@ -18,7 +19,12 @@ cd "$(dirname "$0")/.."
 BIORAG=${BIORAG:-.venv/bin/biorag}
 PY=${PY:-.venv/bin/python}
 DATA=${DATA:-../shared/data/mirage/rawdata/medmcqa/data/dev.json}
-KG=${KG:-benchmarks/.cache/kg/medmcqa_dev_second}
+TRAIN=${TRAIN:-}
+if [ -n "$TRAIN" ]; then
+    KG=${KG:-benchmarks/.cache/kg/medmcqa_train}
+else
+    KG=${KG:-benchmarks/.cache/kg/medmcqa_dev_second}
+fi
 LIMIT=${LIMIT:-20}
 TOP_NS=${TOP_NS:-10 30 100 300 1000}
 KS=${KS:-1 3 10 30}
@@ -30,14 +36,18 @@ RUNS=${RUNS:-runs/vgrag_sweeps/$MODEL_TAG}
 export BIORAG_PROGRESS=${BIORAG_PROGRESS:-0}
 
 if [ ! -f "$KG/kg.sqlite" ]; then
-    "$BIORAG" kg build --from "$DATA" --format medmcqa --half second --out "$KG"
+    if [ -n "$TRAIN" ]; then
+        "$BIORAG" kg build --from "$TRAIN" --format medmcqa --out "$KG"
+    else
+        "$BIORAG" kg build --from "$DATA" --format medmcqa --half second --out "$KG"
+    fi
 fi
 
 point() {  # point NAME JSON_OPTIONS
     local t=$SECONDS
     "$BIORAG" eval --dataset medmcqa --data "$DATA" --methods vectorgraphrag \
         --method-options "{\"vectorgraphrag\": $2}" --limit "$LIMIT" \
-        --concurrency "$CONCURRENCY" --out "$RUNS/$1" >/dev/null
+        --concurrency "$CONCURRENCY" --exclude-overlap --out "$RUNS/$1" >/dev/null
     echo "$1: $((SECONDS - t)) s" >&2
 }
 

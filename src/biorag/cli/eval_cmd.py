@@ -56,6 +56,16 @@ def run(
         help="five-point judged answer score: auto (when a judge model and ideal answers exist)"
         " | on (required) | off; default: judge.mode",
     ),
+    allow_overlap: bool = typer.Option(
+        False,
+        "--allow-overlap",
+        help="score questions whose answers went into a method's knowledge graph (reported)",
+    ),
+    exclude_overlap: bool = typer.Option(
+        False,
+        "--exclude-overlap",
+        help="leave out the questions whose answers went into a method's knowledge graph",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
 ) -> None:
     """Answer every question with every method into OUT, resuming a killed run, then score it."""
@@ -67,6 +77,8 @@ def run(
         raise BioragError(f"--data {data} does not exist")
     if judge is not None and judge not in JUDGE_MODES:
         raise BioragError(f"--judge must be one of {', '.join(JUDGE_MODES)}, not {judge!r}")
+    if allow_overlap and exclude_overlap:
+        raise BioragError("pass --allow-overlap or --exclude-overlap, not both")
     names = _methods(methods)
     mopts = parse_json_option(method_options, "--method-options") or {}
     if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):
@@ -91,6 +103,7 @@ def run(
         concurrency=concurrency,
         retry_errors=retry_errors,
         judge=judge,
+        overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
     )
     report = write_report(out)
     if summary.skipped_records:
@@ -107,6 +120,9 @@ def run(
         f"{summary.already_done} from before; report: {report}",
         err=True,
     )
+    overlap_note = (summary.metrics.get("kg_overlap") or {}).get("note")
+    if overlap_note:
+        typer.echo(overlap_note, err=True)
     if summary.judged_now or summary.judge_failed_now or summary.already_judged:
         typer.echo(
             f"judged {summary.judged_now} answers now ({summary.judge_failed_now} judge calls "

@@ -306,6 +306,8 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
     for r in runs:
         if r.metrics.get("note"):
             lines += ["", f"note ({r.label}): {r.metrics['note']}"]
+        if (r.metrics.get("kg_overlap") or {}).get("note"):
+            lines += ["", f"note ({r.label}): {r.metrics['kg_overlap']['note']}"]
     lines += judged_section(runs, method_label)
     lines += accounting_section(runs, method_label)
     lines += ["", "## Chart", ""]

@@ -35,6 +35,7 @@ from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
+from biorag.eval.leakage import check_overlap
 from biorag.eval.question_runtime import QuestionRuntime
 from biorag.eval.records import (
     METRICS_FILE,
@@ -182,8 +183,10 @@ async def arun_eval(
     max_consecutive_errors: int = MAX_CONSECUTIVE_ERRORS,
     judge: str | None = None,
     judge_backend: Any | None = None,
+    overlap: str = "refuse",
 ) -> EvalSummary:
-    """:func:`run_eval` for code already inside an event loop."""
+    """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
+    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`)."""
     from biorag.methods.registry import build_method
     from biorag.util.progress import progress_bar
 
@@ -227,15 +230,20 @@ async def arun_eval(
     judge_model: JudgeModel | None = None
     judge_note: str | None = None
     effective: dict[str, dict[str, Any]] = {}
+    kg_dirs: list[Path] = []
     try:
         for m in methods:  # unknown methods and bad options fail before anything is answered
             qa = build_method(m, base, method_options.get(m))
             effective[m] = dict(qa.options)
+            if callable(getattr(qa, "kg_dir", None)):
+                kg_dirs.append(qa.kg_dir())
             if qa.needs_index and not index_paths and any(not it.context for it in items):
                 raise BioragError(
                     f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
                     "setting whose questions carry their own context"
                 )
+        overlap_check = check_overlap(items, kg_dirs, overlap)
+        items = overlap_check.items
         judge_model, judge_note = open_judge(
             settings, items, judge, backend=judge_backend, answering=shared
         )
@@ -310,6 +318,8 @@ async def arun_eval(
         judged,
         wall_s=time.perf_counter() - started,
     )
+    if overlap_check.kgs:
+        metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
     write_json_atomic(out / METRICS_FILE, metrics)
     summary.metrics = metrics
     return summary

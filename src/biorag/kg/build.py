@@ -42,6 +42,7 @@ from biorag.kg.directory import (
 from biorag.kg.entity_index import META, EntityIndex
 from biorag.kg.extract_triplets import RULE_MODEL, extract_qa_triplets, extract_text_triplets
 from biorag.kg.models import Triplet
+from biorag.kg.provenance import PROVENANCE_FILE, record_provenance
 from biorag.kg.review import write_review_csv
 from biorag.kg.review_import import ImportResult, import_csv
 from biorag.kg.sources import (
@@ -217,6 +218,13 @@ def build_kg(
         report.dropped.append(Dropped(src.where.get(sid, sid), why, sid))
     located = [*src.given, *((src.where.get(t.source_id, t.source_id), t) for t in extracted)]
     report.extracted = len(located)
+    out.mkdir(parents=True, exist_ok=True)
+    record_provenance(  # before storing: no triplet is ever in the graph without its source
+        out,
+        src.pairs,
+        [*(t.source_id for _, t in src.given), *(sid for sid, _ in src.texts)],
+        {"source": str(source), "format": fmt, "half": half, "split": split, "limit": limit},
+    )
     store = open_store(out)
     try:
         t0 = time.perf_counter()
@@ -244,6 +252,7 @@ def build_kg(
         "entity_index": str(out / META),
         "review_csv": str(csv_path),
         "build": str(out / BUILD_FILE),
+        "provenance": str(out / PROVENANCE_FILE),
     }
     report.seconds = {k: round(v, 3) for k, v in seconds.items()}
     record = report.to_dict()

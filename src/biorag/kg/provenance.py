@@ -1,0 +1,120 @@
+"""What a knowledge graph was built from: question ids and content hashes, for leakage checks.
+
+A KG built from QA pairs (``biorag kg build --format medmcqa|mirage|jsonl``) carries their
+answers. ``DIR/provenance.json`` records, over every build into ``DIR``:
+
+* ``ids``: the source ids of the units read (question ids, record ids);
+* ``question_hashes``: :func:`text_hash` of each question;
+* ``pair_hashes``: :func:`text_hash` of each question together with its correct answer;
+* ``builds``: which file, format and half each build read.
+
+Hashes, not texts, so the file stays small and holds no dataset text. ``biorag eval`` compares
+the questions it scores with these (:mod:`biorag.eval.leakage`). A KG built before this file
+existed is read through its store: the distinct ``source_id`` of its triplets (ids only, marked
+``complete=False``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from biorag.errors import BioragError
+from biorag.util.files import write_json_atomic
+
+__all__ = ["PROVENANCE_FILE", "Provenance", "load_provenance", "record_provenance", "text_hash"]
+
+PROVENANCE_FILE = "provenance.json"
+FORMAT = 1
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+
+
+def text_hash(*parts: str) -> str:
+    """A 16-hex-digit hash of ``parts``, each lower-cased with runs of anything but letters and
+    digits made one space (so spacing, case and punctuation do not hide a copy)."""
+    norm = "\x1f".join(_NON_WORD.sub(" ", p.lower()).strip() for p in parts)
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Provenance:
+    """The ids and hashes a KG was built from; ``complete`` is False when only ids are known."""
+
+    ids: set[str] = field(default_factory=set)
+    question_hashes: set[str] = field(default_factory=set)
+    pair_hashes: set[str] = field(default_factory=set)
+    builds: list[dict[str, Any]] = field(default_factory=list)
+    complete: bool = True
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def record_provenance(
+    directory: str | Path,
+    pairs: Iterable[Any],
+    other_ids: Iterable[str],
+    build: dict[str, Any],
+) -> Path:
+    """Add ``pairs`` (objects with ``id``, ``question``, ``answer``) and ``other_ids`` (units
+    without a question: triplet records, paragraphs) to ``DIR/provenance.json``."""
+    d = Path(directory)
+    prov = _read(d / PROVENANCE_FILE) if (d / PROVENANCE_FILE).is_file() else Provenance()
+    for p in pairs:
+        prov.ids.add(str(p.id))
+        prov.question_hashes.add(text_hash(p.question))
+        prov.pair_hashes.add(text_hash(p.question, p.answer))
+    prov.ids.update(str(i) for i in other_ids)
+    prov.builds.append({**build, "at": datetime.now(UTC).isoformat(timespec="seconds")})
+    path = d / PROVENANCE_FILE
+    write_json_atomic(
+        path,
+        {
+            "format": FORMAT,
+            "builds": prov.builds,
+            "ids": sorted(prov.ids),
+            "question_hashes": sorted(prov.question_hashes),
+            "pair_hashes": sorted(prov.pair_hashes),
+        },
+    )
+    return path
+
+
+def _read(path: Path) -> Provenance:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BioragError(
+            f"{path}: unreadable ({e}); delete it and rebuild the KG (biorag kg build) so it "
+            "records what it was built from again"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BioragError(f"{path}: not a biorag provenance file (format {FORMAT}); rebuild the KG")
+    return Provenance(
+        ids={str(i) for i in data.get("ids") or []},
+        question_hashes=set(data.get("question_hashes") or []),
+        pair_hashes=set(data.get("pair_hashes") or []),
+        builds=list(data.get("builds") or []),
+    )
+
+
+def load_provenance(directory: str | Path) -> Provenance:
+    """What the KG in ``directory`` was built from (see the module docstring)."""
+    d = Path(directory)
+    if (d / PROVENANCE_FILE).is_file():
+        return _read(d / PROVENANCE_FILE)
+    from biorag.kg.directory import require_kg
+    from biorag.kg.store import open_store
+
+    store = open_store(require_kg(d))
+    try:
+        ids = {str(r[0]) for r in store.db.execute("SELECT DISTINCT source_id FROM triplets")}
+    finally:
+        store.close()
+    return Provenance(ids={i for i in ids if i}, complete=False)
