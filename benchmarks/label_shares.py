@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -82,7 +83,13 @@ def main() -> None:
             print(f"{label}: {path} missing, skipped", file=sys.stderr)
             continue
         items = list(load_dataset(name, path, limit=first, **opts).items)
-        out[label] = {"dataset": name, "path": str(path), **opts, "first": first, **shares(items)}
+        out[label] = {
+            "dataset": name,
+            "path": os.path.relpath(path, REPO),
+            **opts,
+            "first": first,
+            **shares(items),
+        }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(OUT, out)
     if args.json:
