@@ -44,6 +44,7 @@ async def test_no_llm_floor(chunk) -> None:
         "unresolved_references": 1,
         "reference_words": 1,
         "triple_sources": {"pattern": 5},
+        "ungrounded_claims": 0,
     }
 
 

@@ -22,6 +22,10 @@ Nothing an answer loses is dropped; it is recovered by per-item calls:
 * a chunk whose first answer has no parsable claim is extracted again by
   :class:`~biorag.extract.claims.LLMClaimExtractor` (claims + gleaning), then triples per claim.
 
+With ``grounded`` (default) a claim whose words are mostly absent from its chunk is dropped as
+made up (:mod:`biorag.extract.grounding`; counted in ``ungrounded``), before its triple is
+checked or repaired and before the gleaning call lists it.
+
 This halves the calls of the faithful pipeline (two per chunk instead of two per chunk plus one
 per claim) when the model follows the format.
 """
@@ -44,8 +48,9 @@ from biorag.extract._llm import (
     usable_text,
 )
 from biorag.extract.claims import LLMClaimExtractor
+from biorag.extract.grounding import is_grounded
 from biorag.extract.models import Claim
-from biorag.extract.parsing import Block, is_no_additional, parse_blocks, triple_problem
+from biorag.extract.parsing import Block, parse_blocks, triple_problem
 from biorag.extract.triples import LLMTripleExtractor, with_triple
 
 __all__ = ["BatchedClaimTripleExtractor"]
@@ -69,9 +74,12 @@ class BatchedClaimTripleExtractor:
         self.max_tokens = max_tokens
         self.clean = clean
         self.grounded = grounded
-        self.claim_fallback = LLMClaimExtractor(llm, "single_stage", gleaning, clean=clean)
+        self.claim_fallback = LLMClaimExtractor(
+            llm, "single_stage", gleaning, clean=clean, grounded=grounded
+        )
         self.triple_extractor = LLMTripleExtractor(llm, grounded=grounded)
         self.fallback_chunks = 0  # chunks re-extracted by LLMClaimExtractor in the last run
+        self.ungrounded = 0  # claims of the last run dropped as not taken from their chunk
 
     async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
         bodies = [clean_text(c.text) if self.clean else c.text for c in chunks]
@@ -81,8 +89,9 @@ class BatchedClaimTripleExtractor:
         reqs = [request("claims_triples", "claims_triples", self.max_tokens, text=quoted[i])
                 for i in todo]  # fmt: skip
         resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
+        self.ungrounded = 0
         for i, resp in zip(todo, resps, strict=True):
-            found = _cut(parse_blocks(usable_text(resp)), resp)
+            found = self._grounded(_cut(parse_blocks(usable_text(resp)), resp), bodies[i])
             if any(b.claim for b in found):
                 blocks[i] = found
         lost = [i for i in todo if i not in blocks]
@@ -98,12 +107,13 @@ class BatchedClaimTripleExtractor:
         async def more_claims() -> list[Claim]:
             async def glean() -> None:
                 if self.gleaning and blocks:
-                    await self._glean(list(blocks), quoted, blocks)
+                    await self._glean(list(blocks), quoted, bodies, blocks)
 
             async def refetch() -> dict[int, list[str]]:
                 if not lost:
                     return {}
                 texts = await self.claim_fallback.chunk_claim_texts([chunks[i] for i in lost])
+                self.ungrounded += self.claim_fallback.ungrounded
                 return dict(zip(lost, texts, strict=True))
 
             _, plain = await asyncio.gather(glean(), refetch())
@@ -122,7 +132,9 @@ class BatchedClaimTripleExtractor:
         )
         return [*done, *extra]
 
-    async def _glean(self, todo: list[int], quoted: list[str], blocks: dict[int, list[Block]]):
+    async def _glean(
+        self, todo: list[int], quoted: list[str], bodies: list[str], blocks: dict[int, list[Block]]
+    ) -> None:
         reqs = [
             request(
                 "claims_triples_gleaning",
@@ -135,9 +147,17 @@ class BatchedClaimTripleExtractor:
         ]
         for i, resp in zip(todo, await chat_all(self.llm, reqs), strict=True):
             text = usable_text(resp)
-            new = _cut(parse_blocks(text), resp)
-            if new or not is_no_additional(text):
-                blocks[i].extend(new)
+            cut = _cut(parse_blocks(text), resp)  # NO_ADDITIONAL_CLAIMS parses to no block
+            blocks[i].extend(self._grounded(cut, bodies[i]))
+
+    def _grounded(self, blocks: list[Block], body: str) -> list[Block]:
+        """The blocks whose claim (or triple words) come from ``body``; the others are counted
+        in ``ungrounded`` (see :mod:`biorag.extract.grounding`). All when ``grounded`` is off."""
+        if not self.grounded:
+            return blocks
+        kept = [b for b in blocks if is_grounded(b.claim or _spo(b), body)]
+        self.ungrounded += len(blocks) - len(kept)
+        return kept
 
     def _add_block(
         self, chunk: Chunk, block: Block, claims: ClaimSet, previous: dict[str, str]

@@ -31,6 +31,7 @@ from biorag.extract._llm import (
     truncated,
     usable_text,
 )
+from biorag.extract.grounding import is_grounded
 from biorag.extract.models import Claim
 from biorag.extract.parsing import dedupe_texts, is_no_additional, parse_claim_lines
 from biorag.extract.rule_claims import RuleClaimExtractor
@@ -51,6 +52,7 @@ class LLMClaimExtractor:
         *,
         max_tokens: int | None = 1024,
         clean: bool = True,
+        grounded: bool = True,
     ) -> None:
         if strategy not in ("single_stage", "two_stage"):
             raise ValueError(f"unknown claim strategy {strategy!r}; use single_stage or two_stage")
@@ -59,6 +61,8 @@ class LLMClaimExtractor:
         self.gleaning = gleaning
         self.max_tokens = max_tokens
         self.clean = clean
+        self.grounded = grounded
+        self.ungrounded = 0  # claims of the last call dropped as not taken from their chunk
 
     async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
         """Claims of all chunks (deduplicated; chunks without text are skipped)."""
@@ -86,6 +90,12 @@ class LLMClaimExtractor:
             await self._glean(todo, quoted, result)
         if self.strategy == "two_stage":
             await self._decontextualize(todo, quoted, result)
+        self.ungrounded = 0
+        if self.grounded:  # made-up claims (biorag.extract.grounding) are dropped and counted
+            for i in todo:
+                kept = [t for t in result[i] if is_grounded(t, bodies[i])]
+                self.ungrounded += len(result[i]) - len(kept)
+                result[i] = kept
         return result
 
     async def _glean(self, todo: list[int], quoted: list[str], result: list[list[str]]) -> None:

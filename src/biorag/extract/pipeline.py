@@ -129,6 +129,8 @@ class Extraction:
             "unresolved_references": sum(c.unresolved_references for c in out),
             "reference_words": sum(count_references(c.text) for c in out),
             "triple_sources": dict(Counter(c.triple_source for c in out)),
+            # LLM claims dropped as not taken from their chunk (biorag.extract.grounding)
+            "ungrounded_claims": int(getattr(self.claim_extractor, "ungrounded", 0) or 0),
         }
         if not self.floor:
             yields = self._yields(chunks, out)

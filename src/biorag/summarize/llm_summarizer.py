@@ -4,7 +4,7 @@ Modes of :meth:`LLMSummarizer.summarize_layer`:
 
 * ``faithful``: one call per claim (stage ``layer_summary``), all claims of the layer at once;
 * ``batched`` (default): the whole layer in one call (stage ``layer_summary_batch``) answering
-  ``{"summaries": [{"claim_id": ..., "summary": ...}]}``, matched back by claim id. A layer
+  ``{"summaries": {"<claim id>": "<summary>"}}`` (:func:`batch_schema`), matched back by id. A layer
   larger than ``max_batch_items`` claims or ``max_batch_tokens`` input tokens is split into
   several batch calls sent together (same round). Claims missing from the answer, or with an
   empty or malformed entry, get a per-claim ``layer_summary`` call in a second round: no claim
@@ -50,30 +50,22 @@ CHARS_PER_SUMMARY_TOKEN = 4
 
 def batch_schema(ids: list[str], summary_tokens: int) -> dict[str, Any]:
     """The JSON schema of a batched answer about the claims ``ids``:
-    ``{"summaries": [{"claim_id": ..., "summary": ...}]}`` with exactly ``len(ids)`` entries,
-    each id one of ``ids`` and each summary at most ``summary_tokens`` tokens' worth of
-    characters. A server that constrains decoding to the schema (llama.cpp, vLLM, Ollama) can
-    then neither invent an id nor let one summary loop until ``max_tokens``, the two ways a
-    small model lost a batch (25 of 29 test summaries were asked again one by one)."""
+    ``{"summaries": {"<claim id>": "<summary>", ...}}`` with every id a required key, no other
+    key, and each summary at most ``summary_tokens`` tokens' worth of characters. A server that
+    constrains decoding to the schema (llama.cpp, vLLM, Ollama) then writes each id exactly
+    once, in order, and cannot let one summary loop until ``max_tokens``: the ways a small model
+    lost a batch (invented or repeated ids: 25 of 29 test summaries were asked again one by
+    one). :func:`parse_batch` also reads the list form ``[{"claim_id", "summary"}]``."""
+    keys = list(dict.fromkeys(ids))
+    entry = {"type": "string", "maxLength": summary_tokens * CHARS_PER_SUMMARY_TOKEN}
     return {
         "type": "object",
         "properties": {
             "summaries": {
-                "type": "array",
-                "minItems": len(ids),
-                "maxItems": len(ids),
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "claim_id": {"type": "string", "enum": list(dict.fromkeys(ids))},
-                        "summary": {
-                            "type": "string",
-                            "maxLength": summary_tokens * CHARS_PER_SUMMARY_TOKEN,
-                        },
-                    },
-                    "required": ["claim_id", "summary"],
-                    "additionalProperties": False,
-                },
+                "type": "object",
+                "properties": {k: dict(entry) for k in keys},
+                "required": keys,
+                "additionalProperties": False,
             }
         },
         "required": ["summaries"],
