@@ -66,6 +66,11 @@ def run(
         "--exclude-overlap",
         help="leave out the questions whose answers went into a method's knowledge graph",
     ),
+    scoring: str = typer.Option(
+        "official",
+        "--scoring",
+        help="official (each benchmark's own evaluator) | biorag (biorag's variants)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
 ) -> None:
     """Answer every question with every method into OUT, resuming a killed run, then score it."""
@@ -104,6 +109,7 @@ def run(
         retry_errors=retry_errors,
         judge=judge,
         overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
+        scoring=scoring,
     )
     report = write_report(out)
     if summary.skipped_records:

@@ -265,8 +265,14 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
         lines += [
             "",
             "Accuracy counts every question: unparseable answers, failures and missing answers "
-            "are wrong; an `all` column is over all of the dataset's questions. PubMedQA "
-            "macro-F1 is over the labels yes/no/maybe.",
+            "are wrong; an `all` column is over all of the dataset's questions.",
+        ]
+        modes = sorted({str(r.metrics.get("scoring") or "biorag") for r in runs})
+        lines += [
+            "",
+            f"Scoring: {', '.join(modes)}. `official` = each benchmark's own evaluator (PubMedQA "
+            "macro-F1 as its evaluation.py, an unanswered question a class of its own; MIRAGE "
+            "the mean of its subsets); `biorag` = biorag's variants (docs/fidelity.md).",
         ]
     else:
         lines.append("(no metrics)")

@@ -11,6 +11,7 @@ questions with an :func:`ideal_answer`. :func:`run_metrics` wraps them into ``me
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import fields
@@ -278,6 +279,7 @@ def run_metrics(
     methods: list[str],
     judged: dict[str, dict[str, Any]] | None = None,
     wall_s: float | None = None,
+    scoring: str = "official",
 ) -> dict[str, Any]:
     """The whole ``metrics.json`` of a run: its identity and :func:`compute_metrics` per method.
 
@@ -287,6 +289,8 @@ def run_metrics(
     counts only its own part; each record has its own ``seconds``).
     """
     scorer = dataset_scorer()
+    if scorer is not None:
+        scorer = functools.partial(scorer, scoring=scoring)
     per_method = compute_metrics(dataset, items, records, methods, scorer)
     for m, block in (judged or {}).items():
         if m in per_method:
@@ -296,6 +300,7 @@ def run_metrics(
         "split": split,
         "setting": setting,
         "n_items": len(items),
+        "scoring": scoring,
         "subsets": sorted({it.subset for it in items if it.subset}),
         "parts": sorted({str(it.meta["part"]) for it in items if "part" in it.meta}),
         "methods": per_method,

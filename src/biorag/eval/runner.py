@@ -36,6 +36,7 @@ from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
 from biorag.eval.leakage import check_overlap
+from biorag.eval.metrics.official import check_scoring
 from biorag.eval.question_runtime import QuestionRuntime
 from biorag.eval.records import (
     METRICS_FILE,
@@ -184,9 +185,11 @@ async def arun_eval(
     judge: str | None = None,
     judge_backend: Any | None = None,
     overlap: str = "refuse",
+    scoring: str = "official",
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
-    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`)."""
+    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`);
+    ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`)."""
     from biorag.methods.registry import build_method
     from biorag.util.progress import progress_bar
 
@@ -210,6 +213,7 @@ async def arun_eval(
         )
     if concurrency < 1:
         raise BioragError("--concurrency must be at least 1")
+    check_scoring(scoring)
     if limit is not None and limit < 1:
         raise BioragError("--limit must be at least 1")
 
@@ -317,6 +321,7 @@ async def arun_eval(
         methods,
         judged,
         wall_s=time.perf_counter() - started,
+        scoring=scoring,
     )
     if overlap_check.kgs:
         metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}

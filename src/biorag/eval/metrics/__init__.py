@@ -32,6 +32,7 @@ from biorag.eval.metrics.bioasq import (
     yesno_measures,
 )
 from biorag.eval.metrics.mashqa import sentence_measures
+from biorag.eval.metrics.official import check_scoring, mean_of_subsets, sklearn_choice
 from biorag.eval.metrics.qa import accuracy, is_unanswered, macro_f1, per_subset
 from biorag.eval.metrics.retrieval import mean_document_prf, retrieval_measures
 
@@ -119,8 +120,11 @@ def _pred_sentences(entry: dict[str, Any] | None) -> list[Any]:
     return list(sents) if sents else []
 
 
-def _score_choice(items: list[QAItem], entries: list[Any], family: str) -> dict[str, Any]:
-    """Accuracy (and, for PubMedQA, macro-F1 over the option texts) of option-letter answers."""
+def _score_choice(
+    items: list[QAItem], entries: list[Any], family: str, scoring: str, mirage: bool
+) -> dict[str, Any]:
+    """Accuracy (and, for PubMedQA, macro-F1 over the option texts) of option-letter answers,
+    as the official tool or as biorag computes them (:mod:`.official`)."""
     subsets = [it.subset for it in items]
     golds = [_choice(it.gold, it.options) for it in items]
     preds = [_choice(_value(e), it.options) for it, e in zip(items, entries, strict=True)]
@@ -129,26 +133,37 @@ def _score_choice(items: list[QAItem], entries: list[Any], family: str) -> dict[
     if family == "pubmedqa":
         lg = [_label(it.gold, it.options) for it in items]
         lp = [_label(_value(e), it.options) for it, e in zip(items, entries, strict=True)]
-        out["macro_f1"] = macro_f1(lg, lp)
+        f1 = (lambda g, p: sklearn_choice(g, p)["macro_f1"]) if scoring == "official" else macro_f1
+        out["macro_f1"] = f1(lg, lp)
         if by_subset:
-            for name, row in per_subset(subsets, lg, lp, {"macro_f1": macro_f1}).items():
+            for name, row in per_subset(subsets, lg, lp, {"macro_f1": f1}).items():
                 by_subset[name]["macro_f1"] = row["macro_f1"]
     if by_subset:
         out["per_subset"] = by_subset
+        if mirage and scoring == "official":  # MIRAGE's score: the mean of its subsets
+            out["accuracy_pooled"] = out["accuracy"]
+            out["accuracy"] = mean_of_subsets(by_subset)
     return out
 
 
 def score_dataset(
-    dataset: str, items: Sequence[QAItem], predictions: Mapping[str, Any]
+    dataset: str,
+    items: Sequence[QAItem],
+    predictions: Mapping[str, Any],
+    scoring: str = "official",
 ) -> dict[str, Any]:
-    """Score ``predictions`` (item id -> prediction) on ``items`` with the dataset's measures.
+    """Score ``predictions`` (item id -> prediction) on ``items`` with the dataset's measures,
+    as the benchmark's official evaluator does (``scoring="official"``) or as biorag's variants
+    do (``"biorag"``; see :mod:`.official`).
 
     Returns ``dataset``, ``n`` (items), ``answered`` (a non-empty prediction that parsed),
     ``unparseable`` (``parse_failed``), ``missing`` (no prediction), then one block per measure
     family present: ``accuracy``/``macro_f1``/``per_subset`` for multiple choice, ``yesno``,
     ``factoid``, ``list``, ``summary`` (count only), ``sentences`` and ``documents``.
     """
+    check_scoring(scoring)
     family = dataset_family(dataset)
+    mirage = "mirage" in dataset.lower()
     items = list(items)
     entries = [_entry(predictions, it.id) for it in items]
     out: dict[str, Any] = {
@@ -159,6 +174,7 @@ def score_dataset(
         ),
         "unparseable": sum(1 for e in entries if e is not None and e.get("parse_failed")),
         "missing": sum(1 for e in entries if e is None),
+        "scoring": scoring,
     }
     pairs = list(zip(items, entries, strict=True))
 
@@ -179,7 +195,7 @@ def score_dataset(
         ]
         mc_items, mc_entries = [it for it, _ in sel], [e for _, e in sel]
     if mc_items:
-        out.update(_score_choice(mc_items, mc_entries, family))
+        out.update(_score_choice(mc_items, mc_entries, family, scoring, mirage))
 
     if family == "mashqa":
         sp_items, sp_entries = items, entries

@@ -1,0 +1,104 @@
+"""``scoring="official"`` equals the benchmarks' own evaluators to the last digit; ``biorag``
+keeps biorag's variants. The regression set holds the edge cases that separate them."""
+
+from __future__ import annotations
+
+import pytest
+from sklearn.metrics import accuracy_score, f1_score
+
+from biorag.errors import BioragError
+from biorag.eval.datasets.base import QAItem
+from biorag.eval.metrics import score_dataset
+
+YNM = {"A": "yes", "B": "no", "C": "maybe"}
+LETTER = {"yes": "A", "no": "B", "maybe": "C"}
+# (pmid, gold, prediction): None = unanswered; "FAIL" = parse failed; "MISSING" = no record
+PUBMEDQA_RUN = [
+    ("101", "yes", "yes"),
+    ("102", "yes", "no"),
+    ("103", "yes", None),
+    ("104", "no", "no"),
+    ("105", "no", "no"),
+    ("106", "maybe", None),
+    ("107", "maybe", "FAIL"),
+    ("108", "yes", "MISSING"),
+    ("109", "no", "maybe"),
+    ("110", "yes", "yes"),
+]
+
+
+def _pubmedqa():
+    items = [
+        QAItem(
+            id=p,
+            dataset="pubmedqa",
+            question=f"q{p}",
+            options=YNM,
+            gold=LETTER[g],
+            question_type="yesno",
+        )
+        for p, g, _ in PUBMEDQA_RUN
+    ]
+    preds = {}
+    for p, _, pred in PUBMEDQA_RUN:
+        if pred == "MISSING":
+            continue
+        if pred == "FAIL":
+            preds[p] = {"prediction": "garbled", "parse_failed": True}
+        else:
+            preds[p] = {"prediction": "" if pred is None else LETTER[pred]}
+    return items, preds
+
+
+def _official_pubmedqa_script(ground_truth: dict[str, str], predictions: dict[str, str]):
+    """What PubMedQA's evaluation.py does with {pmid: label} files (all pmids predicted)."""
+    assert set(ground_truth) == set(predictions)
+    pmids = list(ground_truth)
+    truth = [ground_truth[p] for p in pmids]
+    preds = [predictions[p] for p in pmids]
+    return accuracy_score(truth, preds), f1_score(truth, preds, average="macro")
+
+
+def test_pubmedqa_official_equals_the_official_script_to_the_last_digit():
+    items, preds = _pubmedqa()
+    got = score_dataset("pubmedqa", items, preds)
+    assert got["scoring"] == "official"
+    # an unanswered question must still be submitted to the script: any placeholder label
+    submitted = {p: (pred if pred in LETTER else "unanswered") for p, _, pred in PUBMEDQA_RUN}
+    acc, maf = _official_pubmedqa_script({p: g for p, g, _ in PUBMEDQA_RUN}, submitted)
+    assert got["accuracy"] == acc and got["macro_f1"] == maf
+
+
+def test_pubmedqa_official_and_biorag_differ_where_questions_go_unanswered():
+    items, preds = _pubmedqa()
+    official = score_dataset("pubmedqa", items, preds, scoring="official")["macro_f1"]
+    ours = score_dataset("pubmedqa", items, preds, scoring="biorag")["macro_f1"]
+    # by hand: yes F1 4/7, no F1 2/3, maybe F1 0, and (official only) the unanswered class 0
+    assert official == pytest.approx((4 / 7 + 2 / 3) / 4, abs=1e-12)
+    assert ours == pytest.approx((4 / 7 + 2 / 3) / 3, abs=1e-12)
+    # with every question answered the two modes agree
+    answered = {p: {"prediction": LETTER[g]} for p, g, _ in PUBMEDQA_RUN}
+    a = score_dataset("pubmedqa", items, answered, scoring="official")
+    b = score_dataset("pubmedqa", items, answered, scoring="biorag")
+    assert a["macro_f1"] == b["macro_f1"] == 1.0
+
+
+def test_mirage_official_averages_subsets_biorag_pools():
+    opts = {"A": "a", "B": "b", "C": "c", "D": "d"}
+    items = [QAItem(id=f"s{i}", dataset="mirage", question="q", options=opts, gold="A",
+                    subset="small") for i in range(2)]  # fmt: skip
+    items += [QAItem(id=f"b{i}", dataset="mirage", question="q", options=opts, gold="A",
+                     subset="big") for i in range(4)]  # fmt: skip
+    preds = {"s0": "A", "s1": "B", "b0": "A", "b1": "A", "b2": "A", "b3": "A"}
+    official = score_dataset("mirage", items, preds)
+    assert official["accuracy"] == pytest.approx((0.5 + 1.0) / 2)
+    assert official["accuracy_pooled"] == pytest.approx(5 / 6)
+    assert score_dataset("mirage", items, preds, scoring="biorag")["accuracy"] == pytest.approx(
+        5 / 6
+    )
+
+
+def test_unknown_scoring_mode_is_a_clear_error():
+    items, preds = _pubmedqa()
+    with pytest.raises(BioragError, match="--scoring must be one of official, biorag"):
+        score_dataset("pubmedqa", items, preds, scoring="lenient")
