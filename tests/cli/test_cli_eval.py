@@ -54,3 +54,34 @@ def test_eval_with_the_llm_server_down_is_one_line(cli, tmp_path):
     assert "failed answers in a row" in errors[0] and "llm.base_url" in errors[0]
     recs = (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
     assert len(recs) == 25 and all("llm.base_url" in json.loads(r)["error"] for r in recs)
+
+
+def test_scoring_mode_rescores_a_finished_run_without_answering_again(cli, tmp_path):
+    data = tmp_path / "ori_pqal.json"
+    recs = {
+        str(100 + i): {
+            "QUESTION": f"Does drug {i} lower blood pressure?",
+            "CONTEXTS": [f"Drug {i} lowered blood pressure in a trial."],
+            "LABELS": ["RESULTS"],
+            "MESHES": [],
+            "YEAR": "2020",
+            "LONG_ANSWER": "It does.",
+            "final_decision": ["yes", "no", "maybe"][i % 3],
+        }
+        for i in range(6)
+    }
+    data.write_text(json.dumps(recs))
+    args = ("eval", "--dataset", "pubmedqa", "--data", str(data), "--methods", "closed-book",
+            "--setting", "reasoning-required", "--out", "run", "--json")  # fmt: skip
+    first = cli(*args, "--scoring", "biorag", llm_backend="mock", llm_mock_script="dry-run")
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["scoring"] == "biorag"
+    again = cli(*args, llm_backend="mock", llm_mock_script="dry-run")
+    assert again.exit_code == 0, again.output
+    metrics = json.loads(again.stdout)
+    assert metrics["scoring"] == "official"
+    assert metrics["methods"]["closed-book"]["scores"]["scoring"] == "official"
+    assert "0 answers now" in again.stderr
+    assert "Scoring: official" in (tmp_path / "run" / "report.md").read_text()
+    bad = cli(*args, "--scoring", "lenient", llm_backend="mock", llm_mock_script="dry-run")
+    assert bad.exit_code != 0 and "--scoring must be one of official, biorag" in bad.stderr
