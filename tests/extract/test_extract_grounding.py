@@ -60,3 +60,19 @@ async def test_claim_extractor_drops_made_up_claims(mock_llm, chunk) -> None:
     ex = LLMClaimExtractor(llm)
     claims = await ex.extract_claims([chunk(LACE)])
     assert [c.text for c in claims] == [FAITHFUL] and ex.ungrounded == 1
+
+
+async def test_a_chunk_whose_claims_are_all_made_up_is_not_extracted_again(
+    mock_llm, chunk, stage_calls
+) -> None:
+    answer = f"CLAIM: {COPIED}\nSUBJECT: empagliflozin\nPREDICATE: lowered\nOBJECT: HbA1c"
+    llm = mock_llm(
+        [
+            {"stage": "claims_triples", "response": answer},
+            {"stage": "claims_gleaning", "response": "NO_ADDITIONAL_CLAIMS"},
+        ]
+    )
+    ex = BatchedClaimTripleExtractor(llm)
+    assert await ex.extract_claims([chunk(LACE)]) == []
+    assert ex.ungrounded == 1 and ex.fallback_chunks == 0
+    assert stage_calls(llm) == {"claims_triples": 1, "claims_gleaning": 1}

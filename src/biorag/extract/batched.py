@@ -91,9 +91,9 @@ class BatchedClaimTripleExtractor:
         resps = await chat_all(self.llm, reqs, raise_if_all_failed=True)
         self.ungrounded = 0
         for i, resp in zip(todo, resps, strict=True):
-            found = self._grounded(_cut(parse_blocks(usable_text(resp)), resp), bodies[i])
-            if any(b.claim for b in found):
-                blocks[i] = found
+            parsed = _cut(parse_blocks(usable_text(resp)), resp)
+            if any(b.claim for b in parsed):  # the format was followed (made-up claims or not:
+                blocks[i] = self._grounded(parsed, bodies[i])  # asking again would not help)
         lost = [i for i in todo if i not in blocks]
         self.fallback_chunks = len(lost)
         # The first pass's claims are complete: their triples (and any repair fallbacks) run
