@@ -78,10 +78,37 @@ def test_unknown_method_is_a_clear_error(tmp_path):
         build_method("nope", Runtime(Settings()))
 
 
-def test_closed_book_open_question_needs_llm():
+def test_closed_book_open_question_without_llm_is_recorded_unanswered():
     rt = Runtime(Settings())
-    with pytest.raises(BioragError, match="needs an LLM"):
-        build_method("closed-book", rt).answer_sync(Question(text="Why?"))
+    ans = build_method("closed-book", rt).answer_sync(Question(text="Why?", type="summary"))
+    assert ans.answer == "" and ans.parse_failed and not ans.llm_used
+    assert "no evidence to answer from" in ans.notes[0]
+
+
+def test_closed_book_answers_open_questions_with_an_exact_answer(tmp_path):
+    """IP-RAR's "w/o retrieval" ablation on BioASQ: a factoid question gets a free-text answer
+    from the model's knowledge (no passages, no citations) and then its exact answer."""
+    rt = Runtime(
+        mock_settings(
+            tmp_path,
+            [
+                {"stage": "answer", "match": "own knowledge",
+                 "response": "BRCA1 and BRCA2 mutations raise the risk of breast cancer."},
+                {"stage": "exact_answer", "response": '{"answer": ["BRCA1", "BRCA2"]}'},
+            ],
+        )
+    )  # fmt: skip
+    q = Question(text="Which genes raise breast cancer risk?", type="factoid")
+    ans = build_method("closed-book", rt).answer_sync(q)
+    assert ans.answer.startswith("BRCA1 and BRCA2") and ans.llm_used and not ans.parse_failed
+    assert ans.exact == ["BRCA1", "BRCA2"]
+    assert [s.chunk_ids for s in ans.sentences] == [[]]  # nothing retrieved, nothing cited
+    stages = rt.accounting()["stages"]
+    assert stages["answer"]["calls"] == 1 and stages["exact_answer"]["calls"] == 1
+    summary = build_method("closed-book", rt).answer_sync(
+        Question(text="Describe X.", type="summary")
+    )
+    assert summary.answer and summary.exact is None  # a summary has no exact answer
 
 
 def _indexed_runtime(tmp_path, corpus_file, emb, settings: Settings) -> Runtime:

@@ -11,8 +11,9 @@ from test_iprar import batch_rules, mock_runtime, rules, stage_calls, typed
 from typer.testing import CliRunner
 
 from biorag.errors import BioragError
+from biorag.methods.exact_step import EXACT_NOTE
 from biorag.methods.iprar import IPRAR
-from biorag.methods.iprar_generate import EXACT_NOTE, batch_verdicts
+from biorag.methods.iprar_generate import batch_verdicts
 
 # -- 3. option validation ----------------------------------------------------------------------
 

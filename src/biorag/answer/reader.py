@@ -167,11 +167,17 @@ async def read_multiple_choice(
 
 
 async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
-    """A short answer whose sentences cite the numbered passages they rest on."""
-    tpl = PromptTemplate.load(PROMPTS, "read_free")
+    """A short answer whose sentences cite the numbered passages they rest on; with no
+    ``context``, a short answer from the model's own knowledge (closed book, no citations)."""
+    if context:
+        tpl = PromptTemplate.load(PROMPTS, "read_free")
+        values = {"question": question, "context": number_passages(context)}
+    else:
+        tpl = PromptTemplate.load(PROMPTS, "closed_book_free")
+        values = {"question": question}
     resp = await llm.chat(
         ChatRequest(
-            messages=tpl.messages(question=question, context=number_passages(context)),
+            messages=tpl.messages(**values),
             stage="answer",
             template_version=tpl.version,
             max_tokens=budget.CITED_ANSWER,

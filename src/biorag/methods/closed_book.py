@@ -1,11 +1,18 @@
-"""Closed book: the model answers from its own knowledge, with no retrieval (the Baseline)."""
+"""Closed book: the model answers from its own knowledge, with no retrieval (the Baseline).
+
+Multiple-choice questions get the reader's choice; open questions (BioASQ factoid, list,
+summary, yes/no without options) a short free-text answer and, where the question is scored on
+one, an exact answer (:mod:`biorag.methods.exact_step`). This is also IP-RAR's "w/o retrieval"
+ablation. Without a model, an open question has nothing to be answered from: it is recorded as
+unanswered, with a note, and the run goes on.
+"""
 
 from __future__ import annotations
 
 from biorag.answer.floor import answer_without_llm
-from biorag.answer.reader import read_multiple_choice
-from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question
+from biorag.answer.reader import read_free_text, read_multiple_choice
+from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
+from biorag.methods.exact_step import with_exact
 
 
 class ClosedBook(QAMethod):
@@ -14,13 +21,10 @@ class ClosedBook(QAMethod):
 
     async def answer(self, question: Question) -> Answer:
         llm = self.rt.llm
+        if not question.options:
+            return await self._open(question)
         if llm is None:
             # No model and no context: the floor can only compare options with the question.
-            if not question.options:
-                raise BioragError(
-                    "closed-book needs an LLM for open questions; configure [llm] or use "
-                    "--method retrieve-read"
-                )
             res = answer_without_llm(
                 question.text,
                 question.options,
@@ -34,8 +38,6 @@ class ClosedBook(QAMethod):
                 answer_text=res.answer_text,
                 notes=["no-LLM floor: options compared with the question only", res.rationale],
             )
-        if not question.options:
-            raise BioragError("closed-book answers multiple-choice questions; pass --options JSON")
         res = await read_multiple_choice(
             llm, question.text, question.options, None, self.rt.settings.answer.extraction
         )
@@ -48,3 +50,29 @@ class ClosedBook(QAMethod):
             parse_failed=res.parse_failed,
             llm_used=True,
         )
+
+    async def _open(self, question: Question) -> Answer:
+        """A free-text answer from the model's knowledge (and its exact answer, when scored)."""
+        llm = self.rt.llm
+        if llm is None:
+            return Answer(
+                method=self.name,
+                question_id=question.id,
+                answer="",
+                parse_failed=True,
+                notes=[
+                    "no-LLM floor: a closed-book open question has no evidence to answer from "
+                    "(configure [llm], or use a retrieving method such as retrieve-read)"
+                ],
+            )
+        r = await read_free_text(llm, question.text, [])
+        ans = Answer(
+            method=self.name,
+            question_id=question.id,
+            answer=r.answer,
+            answer_text=r.answer_text,
+            raw_output=r.raw_output,
+            sentences=[AnswerSentence(text=s) for s, _ in r.sentences],
+            llm_used=True,
+        )
+        return await with_exact(self.rt, question, ans, [])

@@ -29,24 +29,21 @@ ranking it runs:
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
 import numpy as np
 
-from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm import budget
-from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import format_passage, neutralize, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
 from biorag.methods.context import ContextItem, answer_from_context
+from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
 
 PROMPTS = "biorag.methods.iprar_prompts"
-EXACT_NOTE = "exact answer: no-LLM floor (pattern candidates ranked by sentence similarity)"
 _YES_NO = re.compile(r"\b(yes|no)\b", re.I)
 _VERDICT_WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
 _CITE = re.compile(r"\[(\d+)\]")
@@ -355,45 +352,10 @@ class ProgressiveGeneration:
     # -- exact answer ------------------------------------------------------------------------
     def wants_exact(self, question: Question) -> bool:
         """Whether the exact-answer step runs: factoid, list, or yes/no without options."""
-        if not self.options["exact_answer"]:
-            return False
-        return question.type in ("factoid", "list") or (
-            question.type == "yesno" and not question.options
-        )
+        return bool(self.options["exact_answer"]) and wants_exact(question)
 
     async def _exact(self, question: Question, ans: Answer, contexts: list[str]) -> Answer:
-        """``ans`` with ``exact`` and ``details["exact_answer"]`` set when :meth:`wants_exact`.
-
-        When the model's exact-answer call fails (:class:`LLMError`, after its retries) the
-        no-LLM floor answers instead: the answer (already paid for) is kept, and
-        ``details["exact_answer"]["error"]`` and a note say what happened."""
-        from biorag.answer.exact import exact_answer, exact_answer_floor
-
+        """``ans`` with its exact answer (:func:`~biorag.methods.exact_step.with_exact`)."""
         if not self.wants_exact(question):
             return ans
-        llm = self.rt.llm
-        ideal = ans.answer_text or ans.answer
-        failure = ""
-        try:
-            res = await exact_answer(
-                llm, question.text, question.type, contexts, ideal, self.rt.embedder
-            )
-        except LLMUnavailableError:
-            raise  # no model at all: stop, do not run on without it
-        except LLMError as e:
-            failure = f"{type(e).__name__}: {e}"
-            note_fallback(llm, "exact_answer")
-            res = await asyncio.to_thread(
-                exact_answer_floor, question.text, question.type, contexts, self.rt.embedder
-            )
-        ans.details["exact_answer"] = res.to_dict() | ({"error": failure} if failure else {})
-        if res.value is None:  # the model's answer held no usable exact answer
-            ans.exact = "" if question.type == "yesno" else []
-            ans.parse_failed = True
-        else:
-            ans.exact = res.value
-        if failure:
-            ans.notes.append(f"{EXACT_NOTE}, as the model's exact-answer call failed ({failure})")
-        elif res.method == "floor":
-            ans.notes.append(EXACT_NOTE)
-        return ans
+        return await with_exact(self.rt, question, ans, contexts)

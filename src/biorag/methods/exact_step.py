@@ -1,0 +1,64 @@
+"""The exact-answer step of BioASQ-style questions, shared by the methods that answer them.
+
+Factoid, list and option-less yes/no questions are scored on an exact answer (a name, a list of
+names, yes/no) besides the ideal (free-text) one. :func:`with_exact` asks the model for it
+(:func:`biorag.answer.exact.exact_answer`, given the ideal answer and the contexts) and falls
+back to the no-LLM floor when the model's call fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from biorag.errors import LLMError, LLMUnavailableError
+from biorag.llm.accounting import note_fallback
+from biorag.methods.base import Answer, Question, Runtime
+
+__all__ = ["EXACT_NOTE", "wants_exact", "with_exact"]
+
+EXACT_NOTE = "exact answer: no-LLM floor (pattern candidates ranked by sentence similarity)"
+
+
+def wants_exact(question: Question) -> bool:
+    """Whether ``question`` is scored on an exact answer: factoid, list, or yes/no without
+    options."""
+    return question.type in ("factoid", "list") or (
+        question.type == "yesno" and not question.options
+    )
+
+
+async def with_exact(rt: Runtime, question: Question, ans: Answer, contexts: list[str]) -> Answer:
+    """``ans`` with ``exact`` and ``details["exact_answer"]`` set (when :func:`wants_exact`).
+
+    When the model's exact-answer call fails (:class:`LLMError`, after its retries) the no-LLM
+    floor answers instead: the answer (already paid for) is kept, and
+    ``details["exact_answer"]["error"]`` and a note say what happened. Without a model the
+    floor answers from ``contexts``."""
+    from biorag.answer.exact import exact_answer, exact_answer_floor
+
+    if not wants_exact(question):
+        return ans
+    llm = rt.llm
+    ideal = ans.answer_text or ans.answer
+    failure = ""
+    try:
+        res = await exact_answer(llm, question.text, question.type, contexts, ideal, rt.embedder)
+    except LLMUnavailableError:
+        raise  # no model at all: stop, do not run on without it
+    except LLMError as e:
+        failure = f"{type(e).__name__}: {e}"
+        note_fallback(llm, "exact_answer")
+        res = await asyncio.to_thread(
+            exact_answer_floor, question.text, question.type, contexts, rt.embedder
+        )
+    ans.details["exact_answer"] = res.to_dict() | ({"error": failure} if failure else {})
+    if res.value is None:  # the model's answer held no usable exact answer
+        ans.exact = "" if question.type == "yesno" else []
+        ans.parse_failed = True
+    else:
+        ans.exact = res.value
+    if failure:
+        ans.notes.append(f"{EXACT_NOTE}, as the model's exact-answer call failed ({failure})")
+    elif res.method == "floor":
+        ans.notes.append(EXACT_NOTE)
+    return ans
