@@ -66,7 +66,8 @@ async def test_llm_test_summaries_faithful_one_call_each_concurrently():
         for r in calls
         if 'Central claim:\n<passage id="claim">\nClaim Z00' in r.last_user_message()
     )
-    assert texts["Z11"] in z00 and QUESTION in z00 and "A. Amlodipine" in z00
+    assert texts["Z11"] in z00 and QUESTION in z00
+    assert "Amlodipine" not in z00  # the paper's test summary prompt has no options
     # equal test-summary scores keep the score order; Z06 is dropped as Z05's neighbour
     assert [c.claim_id for c in cois] == [f"Z{i:02d}" for i in range(10) if i != 6]
     assert cois[0].test_summary == f"{texts['Z00']} matters."
@@ -149,3 +150,14 @@ async def test_llm_test_summaries_batch_request_names_its_claims_in_the_schema()
     assert len(batch) == 1
     ids = batch[0].json_schema["properties"]["summaries"]["required"]
     assert sorted(ids) == ["B0", "B1", "B2"]
+
+
+async def test_test_summary_shows_the_options_only_when_switched_on():
+    texts = {"Z00": "Claim Z00 about amlodipine dose 0."}
+    graph = FakeGraph(texts, [], {"Z00": 1.0})
+    llm, backend = make_llm()
+    summ = LLMSummarizer(llm, mode="faithful", test_options=True)
+    await select_claims_of_interest(graph, QUESTION, OPTIONS, MapReranker({}), summ, top_k=1)
+    [call] = stage_calls(backend, "coi_test_summary")
+    assert "A. Amlodipine" in call.last_user_message()
+    assert "do not choose an answer option" in call.last_user_message()

@@ -87,8 +87,12 @@ async def test_two_hop_chain_llm_root_prompt_holds_outer_summary() -> None:
     assert "SUMMARY-B" in prompts[CHAIN["A"]]  # the root sees the 1-hop summary...
     assert "SUMMARY-C" in prompts[CHAIN["B"]]  # ...which was built from the 2-hop summary
     assert CHAIN["D"] in prompts[CHAIN["C"]]  # the outermost claim enters verbatim
-    assert QUESTION in prompts[CHAIN["A"]]
+    assert QUESTION not in prompts[CHAIN["A"]]  # the paper's layer summary has no question
     assert llm.accounting.stage("layer_summary").calls == 3
+    llm, backend = make_llm(rules, responder=None)
+    shown = LLMSummarizer(llm, layer_question=True)  # biorag's earlier prompt, switched on
+    await summarize_layerwise(chain_graph(), ["A"], shown, QUESTION)
+    assert all(QUESTION in r.last_user_message() for r in backend.calls)
 
 
 @pytest.mark.parametrize("mode", ["faithful", "batched"])

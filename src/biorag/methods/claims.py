@@ -40,6 +40,10 @@ DEFAULTS: dict[str, Any] = {
     "token_limit": 2000,
     "dedup_threshold": 0.8,
     "directed": False,
+    # the paper's layer summary prompt has no question and its test summary prompt no options;
+    # true shows them (biorag's earlier prompts did)
+    "layer_question": False,
+    "test_options": False,
 }
 MODES = ("batched", "faithful")
 
@@ -167,7 +171,12 @@ class Claims(QAMethod):
             # keeps the floor's context near the size an LLM summary would have.
             return ExtractiveSummarizer(self.rt.embedder, token_limit=max(limit // 4, 128))
         return LLMSummarizer(
-            self.rt.llm, mode=self.options["mode"], token_limit=limit, embedder=self.rt.embedder
+            self.rt.llm,
+            mode=self.options["mode"],
+            token_limit=limit,
+            embedder=self.rt.embedder,
+            layer_question=bool(self.options["layer_question"]),
+            test_options=bool(self.options["test_options"]),
         )
 
     async def _summarize(self, run: ClaimsRun) -> None:

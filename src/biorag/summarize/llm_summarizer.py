@@ -135,6 +135,8 @@ class LLMSummarizer(Summarizer):
         max_batch_tokens: int = 8000,
         summary_max_tokens: int = 400,
         counter: TokenCounter | None = None,
+        layer_question: bool = False,
+        test_options: bool = False,
     ) -> None:
         if mode not in ("batched", "faithful"):
             raise ValueError(f"LLMSummarizer mode must be 'batched' or 'faithful', got {mode!r}")
@@ -146,6 +148,8 @@ class LLMSummarizer(Summarizer):
         self.max_batch_tokens = max_batch_tokens
         self.summary_max_tokens = summary_max_tokens
         self.counter = counter or default_counter()
+        self.layer_question = layer_question
+        self.test_options = test_options
         self.templates = {
             name: PromptTemplate.load(PROMPTS, name)
             for name in ("coi_test_summary", "layer_summary", "layer_summary_batch", "compress")
@@ -153,6 +157,27 @@ class LLMSummarizer(Summarizer):
 
     def __repr__(self) -> str:
         return f"LLMSummarizer(mode={self.mode!r}, token_limit={self.token_limit})"
+
+    def _question_values(self, question: str) -> dict[str, str]:
+        """The layer prompts' question slots: empty as in the paper (its layer summary prompt
+        has no question), or the question when ``layer_question`` is on."""
+        if not self.layer_question:
+            return {"question_block": "", "and_question": ""}
+        block = (
+            "Question the summaries will later help to answer (use it only to judge what is "
+            f"relevant; do not answer it):\n{question}\n\n"
+        )
+        return {"question_block": block, "and_question": " and to the question"}
+
+    def _option_values(self, options: dict[str, str] | None) -> dict[str, str]:
+        """The test-summary prompts' option slots: empty as in the paper (its claim-of-interest
+        prompt has no options), or the options when ``test_options`` is on."""
+        if not self.test_options:
+            return {"options_block": "", "no_choice": ""}
+        return {
+            "options_block": f"Answer options:\n{format_options(options)}\n\n",
+            "no_choice": " and do not choose an answer option",
+        }
 
     def _max_tokens(self, template: str, values: dict[str, Any]) -> int:
         """The answer's budget (:mod:`biorag.llm.budget`): a test summary is one short
@@ -179,9 +204,9 @@ class LLMSummarizer(Summarizer):
             "coi_test_summary",
             STAGE_TEST,
             question=question,
-            options=format_options(options),
             claim=format_passage("claim", claim),
             related=bullet_list(related),
+            **self._option_values(options),
         )
         return text or claim
 
@@ -204,9 +229,9 @@ class LLMSummarizer(Summarizer):
         tpl = PromptTemplate.load(PROMPTS, "coi_test_summary_batch")
         values = {
             "question": question,
-            "options": format_options(options),
             "n": len(items),
             "items": "\n\n".join(blocks),
+            **self._option_values(options),
         }
         got: dict[str, str] = {}
         try:
@@ -236,7 +261,7 @@ class LLMSummarizer(Summarizer):
             STAGE_LAYER,
             claim=format_passage(item.claim_id, item.text),
             context=bullet_list(item.context),
-            question=question,
+            **self._question_values(question),
         )
         return text or item.text
 
@@ -263,7 +288,7 @@ class LLMSummarizer(Summarizer):
             for it in batch
         ]
         req = self.templates["layer_summary_batch"].request(
-            {"n": len(batch), "items": "\n\n".join(blocks), "question": question},
+            {"n": len(batch), "items": "\n\n".join(blocks), **self._question_values(question)},
             stage=STAGE_LAYER_BATCH,
             json_schema=batch_schema([it.claim_id for it in batch], self.summary_max_tokens),
             max_tokens=self.summary_max_tokens * len(batch) + 64,
