@@ -149,3 +149,43 @@ def test_from_claims_deduplicates(hash_embedder) -> None:
     assert graph.neighbors("a") == {"b"}
     assert graph.layers("a") == [["a"], ["b"], ["c"]]
     assert "ClaimGraph(claims=3" in repr(graph)
+
+
+def test_directed_view_walks_chains_and_passes_the_rest_through(small_graph: ClaimGraph) -> None:
+    from biorag.graph.claim_graph import DirectedClaimView
+    from biorag.summarize.base import ClaimGraphLike
+
+    view = DirectedClaimView(small_graph)
+    assert isinstance(view, ClaimGraphLike)
+    assert view.neighbors("c4") == small_graph.neighbors("c4", directed=True)
+    assert view.neighbors("c4") != small_graph.neighbors("c4")
+    assert view.layers("c3") == small_graph.layers("c3", directed=True)
+    assert view.claims is small_graph.claims and view.ordered(["c1"]) == ["c1"]
+
+
+async def test_claims_directed_option_reaches_the_summarize_stage(monkeypatch, small_graph):
+    import biorag.summarize as summarize
+    from biorag.config import Settings
+    from biorag.graph.claim_graph import DirectedClaimView
+    from biorag.methods.base import Question, Runtime
+    from biorag.methods.claims import ClaimsRun
+    from biorag.methods.registry import build_method
+
+    seen = []
+
+    async def fake_select(graph, *a, **k):
+        seen.append(graph)
+        return []
+
+    async def fake_layers(graph, *a, **k):
+        seen.append(graph)
+        return []
+
+    monkeypatch.setattr(summarize, "select_claims_of_interest", fake_select)
+    monkeypatch.setattr(summarize, "summarize_layerwise", fake_layers)
+    for directed in (False, True):
+        seen.clear()
+        method = build_method("claims", Runtime(Settings()), {"directed": directed})
+        await method._summarize(ClaimsRun(question=Question(text="q"), graph=small_graph))
+        assert len(seen) == 2
+        assert all(isinstance(g, DirectedClaimView) == directed for g in seen)

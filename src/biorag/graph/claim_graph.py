@@ -289,3 +289,22 @@ class ClaimGraph:
             f"ClaimGraph(claims={len(self.claims)}, entities={self.graph.number_of_nodes()}, "
             f"edges={self.graph.number_of_edges()})"
         )
+
+
+class DirectedClaimView:
+    """A :class:`ClaimGraph` seen with ``directed=True`` adjacency: ``neighbors`` and ``layers``
+    follow head-to-tail chains only (the ``directed`` option of the CLAIMS method); every other
+    attribute is the graph's own."""
+
+    def __init__(self, graph: ClaimGraph) -> None:
+        self._graph = graph
+        self.claims = graph.claims
+
+    def neighbors(self, claim_id: str) -> set[str]:
+        return self._graph.neighbors(claim_id, directed=True)
+
+    def layers(self, root_claim_id: str, max_depth: int | None = None) -> list[list[str]]:
+        return self._graph.layers(root_claim_id, directed=True, max_depth=max_depth)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)

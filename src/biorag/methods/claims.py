@@ -39,6 +39,8 @@ DEFAULTS: dict[str, Any] = {
     "top_k": 10,
     "token_limit": 2000,
     "dedup_threshold": 0.8,
+    # true: claims of interest and layers follow head-to-tail chains (object -> subject) only;
+    # the paper's graph is undirected (seed notes: directed edges are an open question)
     "directed": False,
     # the paper's layer summary prompt has no question and its test summary prompt no options;
     # true shows them (biorag's earlier prompts did)
@@ -186,8 +188,13 @@ class Claims(QAMethod):
         if not run.graph.claims:
             return
         summarizer = self._summarizer()
+        graph = run.graph
+        if self.options["directed"]:  # walk head-to-tail chains only (the paper: undirected)
+            from biorag.graph.claim_graph import DirectedClaimView
+
+            graph = DirectedClaimView(run.graph)
         run.coi = await select_claims_of_interest(
-            run.graph,
+            graph,
             q.text,
             q.options,
             self.rt.reranker,
@@ -195,7 +202,7 @@ class Claims(QAMethod):
             top_k=int(self.options["top_k"]),
         )
         run.summaries = await summarize_layerwise(
-            run.graph, [c.claim_id for c in run.coi], summarizer, q.text
+            graph, [c.claim_id for c in run.coi], summarizer, q.text
         )
 
     # -- the method ------------------------------------------------------------------------
