@@ -79,3 +79,25 @@ def test_llm_choice_and_type_guard(vocab, emb, mock_llm):
     assert res2.vocab_id is None or n.vocab.get(res2.vocab_id).type == "Drug"
     null = mock_llm([{"stage": "strata_normalize", "response": {"choice": None}}])
     assert Normalizer(vocab, emb, null).normalize("xyz", "Gene").method == "new"
+
+
+def test_candidates_are_the_top_five_of_each_vocabulary_serving_the_type(hash_embedder):
+    from biorag.strata.normalize import source_of
+    from biorag.strata.vocab import VocabEntry, Vocabulary
+
+    diseases = [VocabEntry(f"MESH:D{i}", f"kinase disorder {i}", "Disease") for i in range(8)]
+    genes = [VocabEntry("GENE:KDR1", "kinase disorder gene", "Gene"),
+             VocabEntry("UNIPROT:P1", "kinase disorder protein", "Protein")]  # fmt: skip
+    vocab = Vocabulary([*diseases, *genes])
+    assert {source_of(e) for e in vocab.entries} == {"MESH", "UNIPROT"}
+    n = Normalizer(vocab, hash_embedder)
+    # a gene mention is looked up in UniProt only: MeSH's eight close diseases cannot crowd
+    # its candidates out
+    gene_cands = n.candidates("kinase disorder", "Gene")
+    assert {source_of(e) for e, _ in gene_cands} == {"UNIPROT"} and len(gene_cands) == 2
+    disease_cands = n.candidates("kinase disorder", "Disease")
+    assert len(disease_cands) == 5 and {source_of(e) for e, _ in disease_cands} == {"MESH"}
+    anything = n.candidates("kinase disorder")  # no type: five from each vocabulary at most
+    assert len(anything) == 7
+    scores = [s for _, s in anything]
+    assert scores == sorted(scores, reverse=True)

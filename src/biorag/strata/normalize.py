@@ -1,7 +1,8 @@
 """Entity normalization against a :class:`~biorag.strata.vocab.Vocabulary`.
 
 For a mention and its type: an exact name/synonym match of the same type wins outright. Otherwise
-the top 5 vocabulary entries by embedding similarity over names and synonyms are candidates;
+the top 5 entries of each source vocabulary serving the mention's type (MeSH, UniProt: as the
+paper) by embedding similarity over names and synonyms are candidates;
 with an LLM it picks one (stage ``strata_normalize``, JSON ``{"choice": <index or null>}``),
 without one the best candidate is taken when its similarity is at least ``threshold`` (0.85).
 A chosen entry is only accepted when its type equals the mention's type, so a homonym (``CAD``
@@ -47,6 +48,13 @@ class Normalized:
     method: str  # exact | llm | vector | new
 
 
+def source_of(entry: VocabEntry) -> str:
+    """The vocabulary an entry comes from, by its id prefix (``MESH:``, ``UNIPROT:``; genes
+    taken from a UniProt file, ``GENE:``, count as UniProt; an id without a prefix: ``local``)."""
+    prefix = entry.id.split(":", 1)[0].upper() if ":" in entry.id else "LOCAL"
+    return "UNIPROT" if prefix == "GENE" else prefix
+
+
 class Normalizer:
     """Normalizes (mention, type) pairs; results are cached per lower-cased mention and type."""
 
@@ -64,33 +72,51 @@ class Normalizer:
         self.llm = llm
         self.threshold = threshold
         self.top_k = top_k
-        pairs = vocab.surfaces()
-        self._surface_entries: list[VocabEntry] = [e for _, e in pairs]
-        self._matrix: np.ndarray | None = None
-        if embedder is not None and pairs:
-            self._matrix = embedder.embed([s for s, _ in pairs])
+        # one surface matrix per source vocabulary: the paper takes the top 5 candidates from
+        # each database (MeSH for diseases and drugs, UniProt for genes and proteins)
+        self._sources: dict[str, tuple[list[VocabEntry], np.ndarray | None, set[str]]] = {}
+        by_source: dict[str, list[tuple[str, VocabEntry]]] = {}
+        for surface, entry in vocab.surfaces():
+            by_source.setdefault(source_of(entry), []).append((surface, entry))
+        for src, pairs in by_source.items():
+            matrix = embedder.embed([s for s, _ in pairs]) if embedder is not None else None
+            self._sources[src] = ([e for _, e in pairs], matrix, {e.type for _, e in pairs})
         self._cache: dict[tuple[str, str], Normalized] = {}
         #: LLM choices: ``asked``, ``answered`` (a usable choice, "none" included), ``failed``
         self.stats: Counter[str] = Counter()
 
     def candidates(self, mention: str, type_: str | None = None) -> list[tuple[VocabEntry, float]]:
-        """Up to ``top_k`` distinct entries, exact matches first (score 1.0), then by cosine.
+        """Exact matches first (score 1.0), then up to ``top_k`` entries by cosine from each
+        source vocabulary (:func:`source_of`) that holds entries of ``type_`` (every vocabulary
+        when ``type_`` is None), best first.
 
-        ``type_`` given: exact matches of other types are left out (vector candidates are not
-        filtered, the type check happens when choosing).
+        ``type_`` given: exact matches of other types are left out (vector candidates of a
+        vocabulary that serves the type are not filtered; the type check happens when choosing).
         """
         out: dict[str, tuple[VocabEntry, float]] = {}
         for e in self.vocab.lookup(mention, type_):
             out.setdefault(e.id, (e, 1.0))
-        if self._matrix is not None and self.embedder is not None:
-            sims = self._matrix @ self.embedder.embed_query(mention)
+        if self.embedder is None:
+            return list(out.values())
+        query = None
+        scored: dict[str, tuple[VocabEntry, float]] = {}
+        for entries, matrix, types in self._sources.values():
+            if matrix is None or (type_ is not None and type_ not in types):
+                continue
+            if query is None:
+                query = self.embedder.embed_query(mention)
+            sims = matrix @ query
+            taken: set[str] = set()
             for i in np.argsort(-sims):
-                if len(out) >= self.top_k:
+                if len(taken) >= self.top_k:
                     break
-                e = self._surface_entries[int(i)]
-                if e.id not in out:
-                    out[e.id] = (e, float(sims[int(i)]))
-        return list(out.values())[: self.top_k]
+                e = entries[int(i)]
+                if e.id in taken or e.id in out:
+                    continue
+                taken.add(e.id)
+                if e.id not in scored or scored[e.id][1] < float(sims[int(i)]):
+                    scored[e.id] = (e, float(sims[int(i)]))
+        return [*out.values(), *sorted(scored.values(), key=lambda p: -p[1])]
 
     def normalize(self, mention: str, type_: str) -> Normalized:
         mention = " ".join(mention.split())
