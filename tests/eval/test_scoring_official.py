@@ -102,3 +102,51 @@ def test_unknown_scoring_mode_is_a_clear_error():
     items, preds = _pubmedqa()
     with pytest.raises(BioragError, match="--scoring must be one of official, biorag"):
         score_dataset("pubmedqa", items, preds, scoring="lenient")
+
+
+def _bioasq(qtype: str, gold, qid: str = "q", docs=()):
+    yn = {"A": "yes", "B": "no"} if qtype == "yesno" else {}
+    return QAItem(id=qid, dataset="bioasq", question="?", options=yn, gold=gold,
+                  question_type=qtype, gold_docs=list(docs))  # fmt: skip
+
+
+def test_bioasq_official_reads_answers_as_the_organisers_evaluator():
+    # yes/no: the official reader maps any answer containing "yes" (else "no") to that label
+    items = [_bioasq("yesno", "B", "y1"), _bioasq("yesno", "A", "y2")]
+    preds = {"y1": "I do not know", "y2": "yes, it does"}
+    assert score_dataset("bioasq", items, preds)["yesno"]["accuracy"] == 1.0
+    assert score_dataset("bioasq", items, preds, scoring="biorag")["yesno"]["accuracy"] == 0.0
+    # factoid: every submitted candidate counts (no cut at 5); free text is one candidate
+    fact = [_bioasq("factoid", [["IL-6"]], "f1"), _bioasq("factoid", [["TNF"]], "f2")]
+    six = ["a", "b", "c", "d", "e", "il-6"]
+    official = score_dataset("bioasq", fact, {"f1": six, "f2": "IL-1\nTNF"})["factoid"]
+    assert official == pytest.approx(
+        {"strict_accuracy": 0.0, "lenient_accuracy": 0.5, "mrr": (1 / 6) / 2, "n": 2}
+    )
+    ours = score_dataset("bioasq", fact, {"f1": six, "f2": "IL-1\nTNF"}, scoring="biorag")
+    assert ours["factoid"] == pytest.approx(
+        {"strict_accuracy": 0.0, "lenient_accuracy": 0.5, "mrr": 0.25, "n": 2}
+    )
+    # list: a free-text answer is one entry (no splitting at line breaks)
+    lst = [_bioasq("list", [["BRCA1"], ["BRCA2"]], "l1")]
+    assert score_dataset("bioasq", lst, {"l1": "BRCA1\nBRCA2"})["list"]["f1"] == 0.0
+    assert score_dataset("bioasq", lst, {"l1": "BRCA1\nBRCA2"}, scoring="biorag")["list"][
+        "f1"
+    ] == pytest.approx(1.0)
+
+
+def test_bioasq_official_documents_count_every_submitted_id():
+    gold = [str(i) for i in range(3)]
+    items = [_bioasq("summary", "ideal", "d1", docs=gold)]
+    # 12 ids, a repeat among them, the last gold one at rank 12
+    sub = ["0", "0", *[f"x{i}" for i in range(9)], "1"]
+    official = score_dataset("bioasq", items, {"d1": {"prediction": "", "documents": sub}})
+    ours = score_dataset("bioasq", items, {"d1": {"prediction": "", "documents": sub}},
+                         scoring="biorag")  # fmt: skip
+    # official: TP = 3 (0, 0, 1) of 12 submitted; FN = 1 (2); AP over all 12 ranks / min(3, 10)
+    assert official["documents"]["precision"] == pytest.approx(3 / 12)
+    assert official["documents"]["recall"] == pytest.approx(3 / 4)
+    assert official["documents"]["map"] == pytest.approx((1 + 1 + 3 / 12) / 3)
+    # biorag: duplicates dropped, cut at 10 submitted: TP = 1 of 10; recall 1/3
+    assert ours["documents"]["precision"] == pytest.approx(1 / 10)
+    assert ours["documents"]["recall"] == pytest.approx(1 / 3)

@@ -26,6 +26,7 @@ from typing import Any
 
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.metrics.bioasq import (
+    MAX_FACTOID,
     document_measures,
     factoid_measures,
     list_measures,
@@ -162,6 +163,7 @@ def score_dataset(
     ``factoid``, ``list``, ``summary`` (count only), ``sentences`` and ``documents``.
     """
     check_scoring(scoring)
+    official = scoring == "official"
     family = dataset_family(dataset)
     mirage = "mirage" in dataset.lower()
     items = list(items)
@@ -212,11 +214,21 @@ def score_dataset(
             out["yesno"] = yesno_measures(
                 [_label(it.gold, it.options) for it in yn_items],
                 [_label(_value(e), it.options) for it, e in zip(yn_items, yn_entries, strict=True)],
+                official=official,
             )
-        for qtype, fn in (("factoid", factoid_measures), ("list", list_measures)):
-            q_items, q_entries = of(qtype)
-            if q_items:
-                out[qtype] = fn([it.gold for it in q_items], [_value(e) for e in q_entries])
+        q_items, q_entries = of("factoid")
+        if q_items:  # official: every submitted candidate, a string is one candidate
+            out["factoid"] = factoid_measures(
+                [it.gold for it in q_items],
+                [_value(e) for e in q_entries],
+                k=None if official else MAX_FACTOID,
+                split=not official,
+            )
+        q_items, q_entries = of("list")
+        if q_items:
+            out["list"] = list_measures(
+                [it.gold for it in q_items], [_value(e) for e in q_entries], split=not official
+            )
         summ = sum(1 for it in items if it.question_type in ("summary", "free"))
         if summ and family in ("bioasq", "generic"):
             out["summary"] = {"n": summ}
@@ -233,8 +245,12 @@ def score_dataset(
         golds = [it.gold_docs for it, _ in with_docs]
         # Retrieval is scored even when the answer failed to parse.
         preds = [(e or {}).get("documents") or [] for _, e in with_docs]
-        if family == "bioasq":
-            out["documents"] = document_measures(golds, preds)
+        if family == "bioasq":  # official: every submitted id counts, repeats included
+            out["documents"] = (
+                document_measures(golds, preds, max_docs=None, unique=False)
+                if official
+                else document_measures(golds, preds)
+            )
         else:
             out["documents"] = mean_document_prf(golds, preds)
     return out

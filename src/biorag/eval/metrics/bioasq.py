@@ -58,6 +58,7 @@ __all__ = [
     "norm_answer",
     "split_answers",
     "yesno_label",
+    "yesno_label_substring",
     "yesno_measures",
 ]
 
@@ -77,10 +78,13 @@ def norm_answer(text: Any) -> str:
 # ---------------------------------------------------------------- documents
 
 
-def average_precision(gold: Iterable[str], pred: Iterable[str], max_docs: int = MAX_DOCS) -> float:
-    """BioASQ8+ AP: ``sum_r P@r * rel(r) / min(|gold|, max_docs)`` over the top ``max_docs``."""
+def average_precision(
+    gold: Iterable[str], pred: Iterable[str], max_docs: int | None = MAX_DOCS, unique: bool = True
+) -> float:
+    """BioASQ8+ AP: ``sum_r P@r * rel(r) / min(|gold|, 10)`` over the top ``max_docs`` (all when
+    None); ``unique=False`` keeps repeated submitted ids, as the official reader does."""
     g = set(dedupe(gold))
-    p = dedupe(pred)[:max_docs]
+    p = (dedupe(pred) if unique else [str(d).strip() for d in pred])[:max_docs]
     if not g:
         return 0.0
     hits = 0
@@ -89,7 +93,7 @@ def average_precision(gold: Iterable[str], pred: Iterable[str], max_docs: int = 
         if d in g:
             hits += 1
             total += hits / rank
-    return total / min(len(g), max_docs)
+    return total / min(len(g), MAX_DOCS)
 
 
 def gmap(aps: Sequence[float], epsilon: float = EPSILON) -> float:
@@ -103,12 +107,15 @@ def document_measures(
     golds: Sequence[Iterable[str]],
     preds: Sequence[Iterable[str]],
     *,
-    max_docs: int = MAX_DOCS,
+    max_docs: int | None = MAX_DOCS,
     epsilon: float = EPSILON,
+    unique: bool = True,
 ) -> dict[str, float]:
     """Mean precision, recall, F1, MAP and GMAP of document lists; ``n`` questions scored.
 
     Questions whose gold list is empty are skipped; a missing/empty prediction scores 0.
+    ``max_docs=None, unique=False`` is the official evaluator: every submitted id counts, a
+    repeated one each time (``calculatePRF``: TP/FP per submitted item, FN per gold item absent).
     """
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold lists but {len(preds)} predictions")
@@ -117,9 +124,9 @@ def document_measures(
         gl = dedupe(g)
         if not gl:
             continue
-        pl = dedupe(p)[:max_docs]
-        prec, rec, f1 = document_prf(gl, pl)
-        rows.append((prec, rec, f1, average_precision(gl, pl, max_docs)))
+        pl = (dedupe(p) if unique else [str(d).strip() for d in p])[:max_docs]
+        prec, rec, f1 = document_prf(gl, pl) if unique else _official_prf(gl, pl)
+        rows.append((prec, rec, f1, average_precision(gl, pl, max_docs, unique)))
     n = len(rows)
     if not n:
         return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "map": 0.0, "gmap": 0.0, "n": 0}
@@ -131,6 +138,20 @@ def document_measures(
         "gmap": gmap([r[3] for r in rows], epsilon),
         "n": n,
     }
+
+
+def _official_prf(gold: list[str], pred: list[str]) -> tuple[float, float, float]:
+    """The official ``calculatePRF``: each submitted item is a TP (in gold) or an FP, each gold
+    item absent from the submission an FN; an empty submission scores 0."""
+    if not pred:
+        return 0.0, 0.0, 0.0
+    g = set(gold)
+    tp = sum(1 for d in pred if d in g)
+    fn = sum(1 for d in gold if d not in set(pred))
+    precision = tp / len(pred)
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision and recall else 0.0
+    return precision, recall, f1
 
 
 # ---------------------------------------------------------------- yes/no
@@ -149,6 +170,15 @@ def yesno_label(value: Any) -> str | None:
     return text if text in ("yes", "no") else None
 
 
+def yesno_label_substring(value: Any) -> str | None:
+    """The official reader's label: lower-cased, "yes" when the answer contains "yes", else
+    "no" when it contains "no" (so "unknown" is "no"), else none (wrong)."""
+    if value is None:
+        return None
+    text = str(value).lower()
+    return "yes" if "yes" in text else "no" if "no" in text else None
+
+
 def _f1_label(golds: Sequence[str | None], correct: Sequence[bool], label: str) -> float:
     tp = sum(1 for g, c in zip(golds, correct, strict=True) if g == label and c)
     fn = sum(1 for g, c in zip(golds, correct, strict=True) if g == label and not c)
@@ -157,12 +187,16 @@ def _f1_label(golds: Sequence[str | None], correct: Sequence[bool], label: str) 
     return 2 * tp / denom if denom else 0.0
 
 
-def yesno_measures(golds: Sequence[Any], preds: Sequence[Any]) -> dict[str, float]:
-    """``accuracy``, ``f1_yes``, ``f1_no``, ``macro_f1`` and ``n`` for yes/no questions."""
+def yesno_measures(
+    golds: Sequence[Any], preds: Sequence[Any], official: bool = False
+) -> dict[str, float]:
+    """``accuracy``, ``f1_yes``, ``f1_no``, ``macro_f1`` and ``n`` for yes/no questions; a
+    prediction is read by :func:`yesno_label` (biorag) or :func:`yesno_label_substring`
+    (``official``)."""
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answers but {len(preds)} predictions")
     g = [yesno_label(x) for x in golds]
-    p = [yesno_label(x) for x in preds]
+    p = [(yesno_label_substring if official else yesno_label)(x) for x in preds]
     correct = [pp is not None and pp == gg for gg, pp in zip(g, p, strict=True)]
     n = len(g)
     if not n:
@@ -236,7 +270,9 @@ def split_answers(value: Any) -> Any:
     return [p for p in parts if p]
 
 
-def factoid_scores(gold: Any, pred: Any, k: int = MAX_FACTOID) -> tuple[float, float, float]:
+def factoid_scores(
+    gold: Any, pred: Any, k: int | None = MAX_FACTOID, split: bool = True
+) -> tuple[float, float, float]:
     """Strict accuracy, lenient accuracy and reciprocal rank of one factoid answer.
 
     ``gold``: a string, a list of synonyms, or a list of synonym lists (any matches);
@@ -244,7 +280,7 @@ def factoid_scores(gold: Any, pred: Any, k: int = MAX_FACTOID) -> tuple[float, f
     (see :func:`split_answers`).
     """
     synonyms = set().union(*_entries(gold, flat_is_synonyms=True)) if gold is not None else set()
-    cands = _entries(split_answers(pred), flat_is_synonyms=False)[:k]
+    cands = _entries(split_answers(pred) if split else pred, flat_is_synonyms=False)[:k]
     for rank, cand in enumerate(cands, start=1):
         if cand & synonyms:
             return (1.0 if rank == 1 else 0.0), 1.0, 1.0 / rank
@@ -252,12 +288,13 @@ def factoid_scores(gold: Any, pred: Any, k: int = MAX_FACTOID) -> tuple[float, f
 
 
 def factoid_measures(
-    golds: Sequence[Any], preds: Sequence[Any], k: int = MAX_FACTOID
+    golds: Sequence[Any], preds: Sequence[Any], k: int | None = MAX_FACTOID, split: bool = True
 ) -> dict[str, float]:
-    """Mean ``strict_accuracy``, ``lenient_accuracy`` and ``mrr`` over factoid questions."""
+    """Mean ``strict_accuracy``, ``lenient_accuracy`` and ``mrr`` over factoid questions
+    (``k=None, split=False``: every submitted candidate, a string one candidate: official)."""
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answers but {len(preds)} predictions")
-    rows = [factoid_scores(g, p, k) for g, p in zip(golds, preds, strict=True)]
+    rows = [factoid_scores(g, p, k, split) for g, p in zip(golds, preds, strict=True)]
     n = len(rows)
     if not n:
         return {"strict_accuracy": 0.0, "lenient_accuracy": 0.0, "mrr": 0.0, "n": 0}
@@ -269,14 +306,14 @@ def factoid_measures(
     }
 
 
-def list_prf(gold: Any, pred: Any) -> tuple[float, float, float]:
+def list_prf(gold: Any, pred: Any, split: bool = True) -> tuple[float, float, float]:
     """Precision, recall and F1 of one list answer (BioASQ ``calculatePRFforListQuestions``).
 
     ``gold``: entries (strings or synonym lists); ``pred``: entries likewise, or a string (see
     :func:`split_answers`). An empty prediction scores ``(0, 0, 0)``.
     """
     g = _entries(gold, flat_is_synonyms=False)
-    p = _entries(split_answers(pred), flat_is_synonyms=False)
+    p = _entries(split_answers(pred) if split else pred, flat_is_synonyms=False)
     if not p:
         return 0.0, 0.0, 0.0
     unmatched = list(range(len(g)))
@@ -304,9 +341,12 @@ def list_prf(gold: Any, pred: Any) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
-def list_measures(golds: Sequence[Any], preds: Sequence[Any]) -> dict[str, float]:
-    """Mean ``precision``, ``recall`` and ``f1`` over list questions; ``n`` questions."""
+def list_measures(
+    golds: Sequence[Any], preds: Sequence[Any], split: bool = True
+) -> dict[str, float]:
+    """Mean ``precision``, ``recall`` and ``f1`` over list questions; ``n`` questions
+    (``split=False``: a free-text answer is one entry, as the official reader takes it)."""
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answers but {len(preds)} predictions")
-    rows = [list_prf(g, p) for g, p in zip(golds, preds, strict=True)]
+    rows = [list_prf(g, p, split) for g, p in zip(golds, preds, strict=True)]
     return mean_rows(rows, ("precision", "recall", "f1"))
