@@ -73,6 +73,21 @@ def test_index_retrieve_ask_remove(run, tmp_path, corpus_file):
     assert first[:4] == ["q1", "Q0", "1002", "1"]
     assert any(line.startswith("q2 Q0 1003 1 ") for line in lines)
 
+    # two indexes (the same corpus twice): one line per docid, scores falling with rank
+    res = run("index", "build", "--corpus", str(corpus_file), "--out", "idx2", "--json")
+    assert res.exit_code == 0, res.stderr
+    res = run("retrieve", "--index", "idx", "--index", "idx2", "--queries", str(q),
+              "--k", "3", "--level", "doc", "--out", "two.trec")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    by_query: dict[str, list[tuple[str, float]]] = {}
+    for line in (tmp_path / "two.trec").read_text().splitlines():
+        qid, _, docid, _, score, _ = line.split()
+        by_query.setdefault(qid, []).append((docid, float(score)))
+    for pairs in by_query.values():
+        docids = [d for d, _ in pairs]
+        assert len(docids) == len(set(docids))
+        assert [s for _, s in pairs] == sorted((s for _, s in pairs), reverse=True)
+
     res = run(
         "ask",
         "--index",

@@ -50,3 +50,28 @@ def test_ir_measures_hand_computed(tmp_path: Path) -> None:
     # q2 is judged but unanswered: it counts as 0, halving each mean.
     both = evaluate_run(run, qrels)
     assert both == pytest.approx({m: v / 2 for m, v in expected_q1.items()})
+
+
+def test_write_run_refuses_what_trec_eval_would_misread(tmp_path: Path) -> None:
+    with pytest.raises(BioragError, match="lists docid twice"):
+        write_run(tmp_path / "r", {"q1": [("d1", 2.0), ("d1", 1.0)]})
+    with pytest.raises(BioragError, match="scores out of rank order"):
+        write_run(tmp_path / "r", {"q1": [("d1", 0.5), ("d2", 9.0)]})  # two score scales
+
+
+def test_fuse_for_run_one_comparable_ranking_each_docid_once(tmp_path: Path) -> None:
+    from biorag.retrieve.trec import fuse_for_run
+
+    # one index at doc level: a document's second chunk is dropped, its scores kept
+    assert fuse_for_run([[("d1", 9.0), ("d2", 5.0), ("d1", 4.0)]]) == [("d1", 9.0), ("d2", 5.0)]
+    # two indexes on different scales (BM25 ~ 10s, cosine ~ 0.x): fused by reciprocal rank
+    bm25 = [("a", 31.0), ("b", 12.0), ("c", 11.0)]
+    dense = [("c", 0.91), ("d", 0.55)]
+    fused = fuse_for_run([bm25, dense], rrf_k=60)
+    ids = [d for d, _ in fused]
+    assert ids == ["c", "a", "b", "d"] and len(set(ids)) == len(ids)  # b, d tie: b ranked 1st
+    assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61)
+    scores = [s for _, s in fused]
+    assert scores == sorted(scores, reverse=True)
+    path = write_run(tmp_path / "fused.run", {"q1": fused})
+    assert list(read_run(path)["q1"]) == fused

@@ -50,7 +50,7 @@ def retrieve(
 ) -> None:
     """Retrieve for every query and write a TREC run (docid = source id at doc level)."""
     from biorag.methods.base import Runtime
-    from biorag.retrieve.trec import write_run
+    from biorag.retrieve.trec import fuse_for_run, write_run
     from biorag.util.progress import progress
 
     qs, skipped = read_queries(queries)
@@ -59,13 +59,17 @@ def retrieve(
     rt = Runtime(s, index)
     run: dict[str, list[tuple[str, float]]] = {}
     try:
+        searchers = rt.searcher.select(None)
         for i in progress(range(0, len(qs), batch), "retrieving", unit="batch"):
             part = qs[i : i + batch]
-            results = rt.searcher.search([t for _, t in part], k, retriever, level)
-            for (qid, _), passages in zip(part, results, strict=True):
-                run[qid] = [
-                    (p.source_id if level == "doc" else p.chunk_id, p.score) for p in passages
+            # each index on its own, then one comparable ranking per query (fuse_for_run)
+            per_index = [sr.search([t for _, t in part], k, retriever, level) for sr in searchers]
+            for qi, (qid, _) in enumerate(part):
+                rankings = [
+                    [(p.source_id if level == "doc" else p.chunk_id, p.score) for p in res[qi]]
+                    for res in per_index
                 ]
+                run[qid] = fuse_for_run(rankings, s.retrieval.rrf_k, limit=k * len(searchers))
     finally:
         rt.close()
     write_run(out, run, tag or f"biorag-{retriever}-{level}")

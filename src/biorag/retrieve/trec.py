@@ -26,13 +26,37 @@ def _check_token(value: str, what: str) -> str:
     return value
 
 
+def fuse_for_run(
+    rankings: Sequence[Sequence[tuple[str, float]]], rrf_k: int = 60, limit: int | None = None
+) -> list[tuple[str, float]]:
+    """One TREC ranking of a query from the rankings of several indexes (or one).
+
+    trec_eval orders a query's lines by score and refuses a docid listed twice, so a run must
+    give each docid once with a score that is comparable across the whole list. One ranking
+    keeps its scores and drops repeated docids (a document's later chunks at doc level); several
+    rankings, whose scores are on different scales, are fused by reciprocal rank (the fused
+    score is what is written), each docid once.
+    """
+    from biorag.retrieve.fusion import reciprocal_rank_fusion
+    from biorag.retrieve.hits import ranked
+
+    if len(rankings) == 1:
+        seen: set[str] = set()
+        out = [(d, s) for d, s in rankings[0] if not (d in seen or seen.add(d))]
+        return out[:limit]
+    fused = reciprocal_rank_fusion([ranked(list(r)) for r in rankings], k=rrf_k, limit=limit)
+    return [(h.id, h.score) for h in fused]
+
+
 def write_run(
     path: str | Path, run: Mapping[str, Sequence[tuple[str, float]]], tag: str = "biorag"
 ) -> Path:
     """Write ``run`` (query id -> ranked ``(docid, score)`` pairs, best first) as a TREC run file.
 
-    Ranks are the 1-based positions in each list. The file is written to a temporary file in the
-    same directory and moved into place with ``os.replace``, so a reader never sees half a file.
+    Ranks are the 1-based positions in each list. A list that trec_eval would misread (a docid
+    twice, or a score above the one before it: trec_eval ranks by score) is refused; make one
+    with :func:`fuse_for_run`. The file is written to a temporary file in the same directory
+    and moved into place with ``os.replace``, so a reader never sees half a file.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -40,8 +64,18 @@ def write_run(
     lines: list[str] = []
     for qid, pairs in run.items():
         _check_token(str(qid), "query id")
+        seen: set[str] = set()
+        last = float("inf")
         for rank, (docid, score) in enumerate(pairs, start=1):
             _check_token(str(docid), "doc id")
+            if docid in seen or float(score) > last:
+                why = "lists docid twice" if docid in seen else "has scores out of rank order"
+                raise BioragError(
+                    f"TREC run: query {qid} {why} (at {docid}, rank {rank}); trec_eval ranks "
+                    "by score, one line per docid: build the list with fuse_for_run"
+                )
+            seen.add(docid)
+            last = float(score)
             lines.append(f"{qid} Q0 {docid} {rank} {float(score):.10g} {tag}\n")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
