@@ -74,4 +74,6 @@ def test_fuse_for_run_one_comparable_ranking_each_docid_once(tmp_path: Path) -> 
     scores = [s for _, s in fused]
     assert scores == sorted(scores, reverse=True)
     path = write_run(tmp_path / "fused.run", {"q1": fused})
-    assert list(read_run(path)["q1"]) == fused
+    back = read_run(path)["q1"]  # scores are written with 10 significant digits
+    assert [d for d, _ in back] == ids
+    assert [s for _, s in back] == pytest.approx(scores, rel=1e-9)
