@@ -150,3 +150,36 @@ def test_bioasq_official_documents_count_every_submitted_id():
     # biorag: duplicates dropped, cut at 10 submitted: TP = 1 of 10; recall 1/3
     assert ours["documents"]["precision"] == pytest.approx(1 / 10)
     assert ours["documents"]["recall"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        ('{"step_by_step_thinking": "...", "answer_choice": "B"}', "B"),
+        ("C", "C"),
+        ("D, because it is the only one", "D"),
+        ("The best is option C here", "C"),
+        ("Answer: B", "B"),
+        ("I cannot decide between them", "A"),  # no rule matches: MIRAGE answers A
+        ("", "A"),
+    ],
+)
+def test_mirage_locate_answer_rules(output, letter):
+    from biorag.eval.metrics.official import mirage_locate_answer
+
+    assert mirage_locate_answer(output) == letter
+
+
+def test_mirage_official_reads_unparsed_outputs_as_locate_answer_does():
+    opts = {"A": "a", "B": "b", "C": "c", "D": "d"}
+    items = [QAItem(id=f"q{i}", dataset="mirage", question="q", options=opts, gold=g,
+                    subset="medqa") for i, g in enumerate("ABC")]  # fmt: skip
+    preds = {
+        "q0": {"prediction": "", "parse_failed": True, "raw_output": "no idea"},  # -> A: right
+        "q1": {"prediction": "", "parse_failed": True, "raw_output": 'x "answer_choice": "B"'},
+        "q2": {"prediction": "C"},
+    }
+    assert score_dataset("mirage", items, preds)["accuracy"] == 1.0
+    assert score_dataset("mirage", items, preds, scoring="biorag")["accuracy"] == pytest.approx(
+        1 / 3
+    )

@@ -232,6 +232,8 @@ def compute_metrics(
             }
             if r.get("documents"):
                 pred["documents"] = r["documents"]
+            if r.get("raw_output"):  # official MIRAGE scoring reads it (locate_answer)
+                pred["raw_output"] = r["raw_output"]
             preds[r["question_id"]] = pred
         scores: dict[str, Any] | None = None
         if scorer is not None:

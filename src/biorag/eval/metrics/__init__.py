@@ -33,7 +33,12 @@ from biorag.eval.metrics.bioasq import (
     yesno_measures,
 )
 from biorag.eval.metrics.mashqa import sentence_measures
-from biorag.eval.metrics.official import check_scoring, mean_of_subsets, sklearn_choice
+from biorag.eval.metrics.official import (
+    check_scoring,
+    mean_of_subsets,
+    mirage_locate_answer,
+    sklearn_choice,
+)
 from biorag.eval.metrics.qa import accuracy, is_unanswered, macro_f1, per_subset
 from biorag.eval.metrics.retrieval import mean_document_prf, retrieval_measures
 
@@ -129,6 +134,11 @@ def _score_choice(
     subsets = [it.subset for it in items]
     golds = [_choice(it.gold, it.options) for it in items]
     preds = [_choice(_value(e), it.options) for it, e in zip(items, entries, strict=True)]
+    if mirage and scoring == "official":  # MIRAGE's evaluator reads every output it was given
+        preds = [
+            p if p is not None or e is None else mirage_locate_answer(str(e.get("raw_output", "")))
+            for p, e in zip(preds, entries, strict=True)
+        ]
     out: dict[str, Any] = {"accuracy": accuracy(golds, preds)}
     by_subset = per_subset(subsets, golds, preds) if any(subsets) else {}
     if family == "pubmedqa":

@@ -10,7 +10,12 @@ made with biorag can stand next to the papers':
   so macro-F1 is averaged over four classes whenever a question went unanswered.
 * **MIRAGE** (github.com/Teddy-XiongGZ/MIRAGE): accuracy per subset (MMLU-Med, MedQA-US,
   MedMCQA, PubMedQA*, BioASQ-Y/N), and the benchmark's score is the mean of the five subset
-  accuracies, not the accuracy over the pooled questions.
+  accuracies, not the accuracy over the pooled questions. MIRAGE's evaluator never leaves a
+  question unanswered: its ``locate_answer`` reads a letter from the text after
+  ``"answer_choice": "`` and falls back to "A" when no rule matches
+  (:func:`mirage_locate_answer`). So an answer biorag could not parse is scored as the letter
+  ``locate_answer`` finds in its raw output ("A" by default), not as wrong; a parsed answer
+  keeps biorag's letter.
 
 ``biorag`` keeps the stricter or different variants biorag used before, under their own name:
 PubMedQA macro-F1 over the answered labels only (an unanswered question is a false negative of
@@ -21,10 +26,18 @@ Every scores block says which mode made it (``scoring``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["SCORING_MODES", "UNANSWERED", "check_scoring", "mean_of_subsets", "sklearn_choice"]
+__all__ = [
+    "SCORING_MODES",
+    "UNANSWERED",
+    "check_scoring",
+    "mean_of_subsets",
+    "mirage_locate_answer",
+    "sklearn_choice",
+]
 
 SCORING_MODES = ("official", "biorag")
 #: the label an unanswered question is submitted as to the official PubMedQA script
@@ -62,3 +75,33 @@ def mean_of_subsets(per_subset: Mapping[str, Mapping[str, Any]], key: str = "acc
     """The unweighted mean of ``key`` over the subsets (MIRAGE's benchmark average)."""
     values = [float(row[key]) for row in per_subset.values() if key in row]
     return sum(values) / len(values) if values else 0.0
+
+
+#: MIRAGE's answer-location rules, tried in order on the text after ``"answer_choice": "``;
+#: anchored ones look at the start of that text only
+_MIRAGE_RULES = [
+    re.compile(p)
+    for p in (
+        r"^\s*([ABCD])$",
+        r"^\s*([ABCD]) or",
+        r"^\s*([ABCD]) and",
+        r"^\s*([ABCD])/",
+        r"^\s*([ABCD]),",
+        r"[Oo]ption ([ABCD])",
+        r":\s*([ABCD])",
+        r"^\s*([ABCD])\.",
+        r'^\s*([ABCD])"',
+        r"^\s*([ABCD]):",
+    )
+]
+
+
+def mirage_locate_answer(output: str) -> str:
+    """The letter MIRAGE's ``locate_answer`` reads from a model's output: the first rule that
+    matches the text after the last ``"answer_choice": "``, else "A"."""
+    tail = (output or "").split('"answer_choice": "')[-1].strip()
+    for rule in _MIRAGE_RULES:
+        found = rule.findall(tail)
+        if found:
+            return str(found[0])
+    return "A"
