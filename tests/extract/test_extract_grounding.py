@@ -50,7 +50,7 @@ async def test_batched_extraction_drops_a_copied_claim_before_gleaning(mock_llm,
     assert listed == [FAITHFUL]  # the gleaning call never saw the copied claim
 
     off = BatchedClaimTripleExtractor(mock_llm([{"stage": "claims_triples", "response": answer}]),
-                                      gleaning=False, grounded=False)  # fmt: skip
+                                      gleaning=False, ground_claims=False)  # fmt: skip
     assert len(await off.extract_claims([chunk(LACE)])) == 2 and off.ungrounded == 0
 
 
@@ -76,3 +76,18 @@ async def test_a_chunk_whose_claims_are_all_made_up_is_not_extracted_again(
     assert await ex.extract_claims([chunk(LACE)]) == []
     assert ex.ungrounded == 1 and ex.fallback_chunks == 0
     assert stage_calls(llm) == {"claims_triples": 1, "claims_gleaning": 1}
+
+
+def test_the_check_can_be_switched_off_for_the_papers_setting(mock_llm) -> None:
+    from biorag.config import Settings
+    from biorag.extract import build_extraction
+    from biorag.methods.base import Runtime
+    from biorag.methods.registry import build_method
+
+    llm = mock_llm([{"response": ""}])
+    assert build_extraction(llm).claim_extractor.ground_claims
+    assert not build_extraction(llm, ground_claims=False).claim_extractor.ground_claims
+    faithful = build_extraction(llm, mode="faithful", ground_claims=False)
+    assert faithful.claim_extractor.grounded is False
+    method = build_method("claims", Runtime(Settings()), {"drop_ungrounded_claims": False})
+    assert method.options["drop_ungrounded_claims"] is False

@@ -22,7 +22,7 @@ Nothing an answer loses is dropped; it is recovered by per-item calls:
 * a chunk whose first answer has no parsable claim is extracted again by
   :class:`~biorag.extract.claims.LLMClaimExtractor` (claims + gleaning), then triples per claim.
 
-With ``grounded`` (default) a claim whose words are mostly absent from its chunk is dropped as
+With ``ground_claims`` (default) a claim whose words are mostly absent from its chunk is dropped as
 made up (:mod:`biorag.extract.grounding`; counted in ``ungrounded``), before its triple is
 checked or repaired and before the gleaning call lists it.
 
@@ -68,14 +68,16 @@ class BatchedClaimTripleExtractor:
         max_tokens: int | None = 1536,
         clean: bool = True,
         grounded: bool = True,
+        ground_claims: bool = True,
     ) -> None:
         self.llm = llm
         self.gleaning = gleaning
         self.max_tokens = max_tokens
         self.clean = clean
-        self.grounded = grounded
+        self.grounded = grounded  # triples must use the claim's words
+        self.ground_claims = ground_claims  # claims must use the chunk's words
         self.claim_fallback = LLMClaimExtractor(
-            llm, "single_stage", gleaning, clean=clean, grounded=grounded
+            llm, "single_stage", gleaning, clean=clean, grounded=ground_claims
         )
         self.triple_extractor = LLMTripleExtractor(llm, grounded=grounded)
         self.fallback_chunks = 0  # chunks re-extracted by LLMClaimExtractor in the last run
@@ -152,8 +154,9 @@ class BatchedClaimTripleExtractor:
 
     def _grounded(self, blocks: list[Block], body: str) -> list[Block]:
         """The blocks whose claim (or triple words) come from ``body``; the others are counted
-        in ``ungrounded`` (see :mod:`biorag.extract.grounding`). All when ``grounded`` is off."""
-        if not self.grounded:
+        in ``ungrounded`` (see :mod:`biorag.extract.grounding`). All when ``ground_claims`` is
+        off."""
+        if not self.ground_claims:
             return blocks
         kept = [b for b in blocks if is_grounded(b.claim or _spo(b), body)]
         self.ungrounded += len(blocks) - len(kept)

@@ -178,8 +178,10 @@ def build_extraction(
     gleaning: bool = True,
     max_chunk_tokens: int | None = 1024,
     counter: TokenCounter | None = None,
+    ground_claims: bool = True,
 ) -> Extraction:
-    """The extract stage for ``llm`` (None: the no-LLM floor); see the module docstring."""
+    """The extract stage for ``llm`` (None: the no-LLM floor); see the module docstring.
+    ``ground_claims``: drop LLM claims not taken from their chunk (:mod:`.grounding`)."""
     if mode not in ("batched", "faithful"):
         raise ValueError(f"unknown extraction mode {mode!r}; use batched or faithful")
     if strategy not in ("single_stage", "two_stage", "direct_triples", "entity_pairs"):
@@ -203,10 +205,10 @@ def build_extraction(
                 "strategy two_stage needs mode='faithful' (claims are decontextualized before "
                 "their triples are extracted)"
             )
-        extractor = BatchedClaimTripleExtractor(llm, gleaning=gleaning)
+        extractor = BatchedClaimTripleExtractor(llm, gleaning=gleaning, ground_claims=ground_claims)
         return Extraction(extractor, mode=mode, strategy=strategy, **common)
     return Extraction(
-        LLMClaimExtractor(llm, strategy, gleaning),
+        LLMClaimExtractor(llm, strategy, gleaning, grounded=ground_claims),
         LLMTripleExtractor(llm),
         mode=mode,
         strategy=strategy,

@@ -45,6 +45,9 @@ DEFAULTS: dict[str, Any] = {
     # the paper's layer summary prompt has no question and its test summary prompt no options;
     # true shows them (biorag's earlier prompts did)
     "layer_question": False,
+    # biorag's addition: LLM claims whose words are mostly absent from their chunk are dropped
+    # (biorag.extract.grounding); false keeps every claim, as the paper does
+    "drop_ungrounded_claims": True,
     "test_options": False,
 }
 MODES = ("batched", "faithful")
@@ -125,6 +128,7 @@ class Claims(QAMethod):
             mode=self.options["mode"],
             strategy=self.options["strategy"],
             max_chunk_tokens=None,  # retrieval already re-chunked to max_chunk_tokens
+            ground_claims=bool(self.options["drop_ungrounded_claims"]),
         )
         claims = await extraction.run(chunks)
         # Claims point at the retrieved chunk, not at the re-chunked piece.
