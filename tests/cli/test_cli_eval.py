@@ -85,3 +85,24 @@ def test_scoring_mode_rescores_a_finished_run_without_answering_again(cli, tmp_p
     assert "Scoring: official" in (tmp_path / "run" / "report.md").read_text()
     bad = cli(*args, "--scoring", "lenient", llm_backend="mock", llm_mock_script="dry-run")
     assert bad.exit_code != 0 and "--scoring must be one of official, biorag" in bad.stderr
+
+
+def test_mashqa_sentence_retrieval_is_scored_from_the_picked_sentences(cli, tmp_path):
+    sents = [
+        "High blood pressure often has no symptoms.",
+        "Lowering salt intake reduces blood pressure.",
+        "Regular exercise also helps lower blood pressure.",
+        "Headaches are rarely caused by it.",
+    ]
+    qa = {"id": "m1", "question": "How can I lower my blood pressure?", "is_impossible": False,
+          "answers": [{"text": " ".join(sents[1:3]), "answer_sent_ids": [1, 2]}]}  # fmt: skip
+    data = tmp_path / "mash.json"
+    para = {"context": " ".join(sents), "sent_list": sents, "qas": [qa]}
+    data.write_text(json.dumps({"data": [{"title": "Hypertension", "paragraphs": [para]}]}))
+    res = cli("eval", "--dataset", "mashqa", "--data", str(data), "--setting", "context",
+              "--methods", "retrieve-read", "--out", "run", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    scores = json.loads(res.stdout)["methods"]["retrieve-read"]["scores"]["sentences"]
+    record = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
+    assert set(sents[1:3]) <= set(record["sentences"])  # the floor's picked sentences
+    assert scores["recall"] == 1.0 and scores["precision"] == 2 / len(record["sentences"])

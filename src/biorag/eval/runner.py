@@ -80,6 +80,19 @@ class EvalSummary:
 # -- one answer --------------------------------------------------------------------------------
 
 
+def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> list[str]:
+    """A span question's predicted sentences (MASH-QA sentence retrieval): the answer's
+    sentences that are sentences of the given context (what an extractive reader picked), else
+    the given passages the answer rests on; [] for other questions."""
+    if item.question_type != "span" or answer is None:
+        return []
+    given = {" ".join(c.split()) for c in item.context}
+    picked = [s.text for s in answer.sentences if " ".join(s.text.split()) in given]
+    if picked:
+        return picked
+    return [str(e["text"]) for e in evidence if e.get("text") and e.get("corpus") == "given"]
+
+
 def _prediction_record(
     item: QAItem,
     method: str,
@@ -105,6 +118,7 @@ def _prediction_record(
     return {
         "question_id": item.id,
         "method": method,
+        "sentences": _span_sentences(item, answer, evidence),
         "subset": item.subset,
         "question_type": item.question_type,
         "options": item.options,
