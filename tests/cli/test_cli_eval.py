@@ -106,3 +106,34 @@ def test_mashqa_sentence_retrieval_is_scored_from_the_picked_sentences(cli, tmp_
     record = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())
     assert set(sents[1:3]) <= set(record["sentences"])  # the floor's picked sentences
     assert scores["recall"] == 1.0 and scores["precision"] == 2 / len(record["sentences"])
+
+
+def test_mask_entities_masks_question_options_and_passages_together(cli, tmp_path):
+    data = tmp_path / "ori_pqal.json"
+    recs = {
+        "201": {
+            "QUESTION": "Does metformin lower HbA1c in type 2 diabetes?",
+            "CONTEXTS": ["Metformin lowered HbA1c in 300 patients with type 2 diabetes."],
+            "LABELS": ["RESULTS"], "MESHES": [], "YEAR": "2020",
+            "LONG_ANSWER": "Yes.", "final_decision": "yes",
+        }
+    }  # fmt: skip
+    data.write_text(json.dumps(recs))
+    base = ("eval", "--dataset", "pubmedqa", "--data", str(data), "--methods", "retrieve-read",
+            "--json")  # fmt: skip
+    res = cli(*base, "--setting", "reasoning-required", "--mask-entities", "--out", "masked")
+    assert res.exit_code == 0, res.output
+    metrics = json.loads(res.stdout)
+    assert metrics["masking"]["items"] == 1 and metrics["masking"]["floor"] is True
+    assert metrics["masking"]["labels"] >= 1
+    record = json.loads((tmp_path / "masked" / "predictions.jsonl").read_text())
+    assert "metformin" not in record["context"].lower() and "<Chemical1>" in record["context"]
+    run = json.loads((tmp_path / "masked" / "run.json").read_text())
+    assert run["mask_entities"] is True
+    # resuming the masked run without the flag is another configuration
+    again = cli(*base, "--setting", "reasoning-required", "--out", "masked")
+    assert again.exit_code != 0 and "mask_entities" in again.stderr
+    # questions without their own passages cannot be masked
+    bad = cli("eval", "--dataset", "pubmedqa", "--data", str(data), "--methods", "closed-book",
+              "--setting", "open", "--mask-entities", "--out", "open")  # fmt: skip
+    assert bad.exit_code != 0 and "--mask-entities masks each question" in bad.stderr

@@ -71,6 +71,12 @@ def run(
         "--scoring",
         help="official (each benchmark's own evaluator) | biorag (biorag's variants)",
     ),
+    mask_entities: bool = typer.Option(
+        False,
+        "--mask-entities",
+        help="mask the key entities of each question, its options and its own passages "
+        "(CLAIMS' entity masking; needs a setting with given passages)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
 ) -> None:
     """Answer every question with every method into OUT, resuming a killed run, then score it."""
@@ -110,6 +116,7 @@ def run(
         judge=judge,
         overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
         scoring=scoring,
+        mask_entities=mask_entities,
     )
     report = write_report(out)
     if summary.skipped_records:

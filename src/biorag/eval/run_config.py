@@ -31,9 +31,10 @@ COMPARED_KEYS = (
     "effective_options",
     "indexes",
     "models",
+    "mask_entities",
 )
 # Compared only when run.json has them (runs recorded before they existed still resume).
-_NEWER_KEYS = ("effective_options",)
+_NEWER_KEYS = ("effective_options", "mask_entities")
 
 
 def run_config(

@@ -200,10 +200,12 @@ async def arun_eval(
     judge_backend: Any | None = None,
     overlap: str = "refuse",
     scoring: str = "official",
+    mask_entities: bool = False,
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
     questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`);
-    ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`)."""
+    ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`);
+    ``mask_entities``: mask each question with its passages first (:mod:`.masked_items`)."""
     from biorag.methods.registry import build_method
     from biorag.util.progress import progress_bar
 
@@ -262,6 +264,14 @@ async def arun_eval(
                 )
         overlap_check = check_overlap(items, kg_dirs, overlap)
         items = overlap_check.items
+        mask_stats: dict[str, Any] | None = None
+        if mask_entities:
+            from biorag.eval.masked_items import mask_items
+            from biorag.llm.accounting import Accounting
+
+            mask_acc = Accounting()
+            items, mask_stats = await mask_items(items, shared.client(mask_acc))
+            mask_stats["accounting"] = mask_acc.report()["total"]
         judge_model, judge_note = open_judge(
             settings, items, judge, backend=judge_backend, answering=shared
         )
@@ -277,6 +287,7 @@ async def arun_eval(
             llm_model=shared.model,
             effective_options=effective,
         )
+        config["mask_entities"] = mask_entities
         out.mkdir(parents=True, exist_ok=True)
         check_or_write_run_config(
             out,
@@ -337,6 +348,8 @@ async def arun_eval(
         wall_s=time.perf_counter() - started,
         scoring=scoring,
     )
+    if mask_stats is not None:
+        metrics["masking"] = mask_stats
     if overlap_check.kgs:
         metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
     write_json_atomic(out / METRICS_FILE, metrics)
