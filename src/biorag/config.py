@@ -7,13 +7,14 @@ Secrets never live here: a backend names the environment variable that holds its
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from biorag.errors import ConfigError
 
@@ -152,8 +153,29 @@ class RetrievalSettings(_Section):
     bm25_k1: float = Field(default=0.9, gt=0)
     bm25_b: float = Field(default=0.5, ge=0, le=1)
     per_corpus_k: int = Field(default=3, ge=1)
+    corpus_retrievers: dict[str, Literal["bm25", "dense", "hybrid"]] = Field(
+        default_factory=dict,
+        description="a retriever per index name, replacing `retriever` for that index (CLAIMS "
+        'searches each corpus its own way, MedRAG-style: {"wikipedia": "bm25", "textbooks": '
+        '"hybrid", "statpearls": "hybrid", "pubmed": "dense"}); in the environment as JSON or '
+        "name=retriever,name=retriever",
+    )
     dense_index: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
     hnsw_min_size: int = Field(default=200_000, ge=1)
+
+    @field_validator("corpus_retrievers", mode="before")
+    @classmethod
+    def _mapping_from_text(cls, value: Any) -> Any:
+        """``{"a": "bm25"}`` as JSON text or ``a=bm25,b=dense`` (an environment variable)."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("{"):
+            return json.loads(text)
+        pairs = [p.split("=", 1) for p in text.split(",") if p.strip()]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError("expected JSON or name=retriever,name=retriever")
+        return {k.strip(): v.strip() for k, v in pairs}
 
 
 class AnswerSettings(_Section):

@@ -71,3 +71,33 @@ def test_locked_searcher_forwards_corpora_and_names(searcher):
     assert locked.names == ["alpha", "beta", "gamma"]
     rows = locked.search(["statins"], 2, "dense", "chunk", corpora=["alpha"])[0]
     assert corpora_of(rows) == ["alpha", "alpha"]
+
+
+def test_each_corpus_searched_with_its_own_retriever(tmp_path, hash_embedder, caplog):
+    from biorag.config import RetrievalSettings, load_settings
+
+    for name, texts in TEXTS.items():
+        idx = IndexDir(tmp_path / f"dir-{name}", hash_embedder, name=name)
+        idx.add([Document.create(source_id=f"{name}{i}", text=t) for i, t in enumerate(texts)])
+        idx.close()
+    cfg = RetrievalSettings(corpus_retrievers={"alpha": "bm25", "beta": "dense", "nope": "bm25"})
+    with caplog.at_level("WARNING", logger="biorag"):
+        ms = MultiSearcher([Searcher(tmp_path / f"dir-{n}", hash_embedder, cfg) for n in TEXTS])
+    assert "corpus_retrievers names nope" in caplog.text
+    rows = ms.search(["statins LDL"], 1, "hybrid")[0]
+    assert {p.corpus: p.retriever for p in rows} == {
+        "alpha": "bm25",
+        "beta": "dense",
+        "gamma": "hybrid",
+    }
+    ms.close()
+    # from the environment: JSON or name=retriever pairs; a bad retriever names the key
+    env = {"BIORAG_RETRIEVAL_CORPUS_RETRIEVERS": "wikipedia=bm25,pubmed=dense"}
+    assert load_settings(environ=env).retrieval.corpus_retrievers == {
+        "wikipedia": "bm25",
+        "pubmed": "dense",
+    }
+    env = {"BIORAG_RETRIEVAL_CORPUS_RETRIEVERS": '{"textbooks": "hybrid"}'}
+    assert load_settings(environ=env).retrieval.corpus_retrievers == {"textbooks": "hybrid"}
+    with pytest.raises(BioragError, match=r"retrieval\.corpus_retrievers"):
+        load_settings(environ={"BIORAG_RETRIEVAL_CORPUS_RETRIEVERS": "pubmed=splade"})

@@ -5,6 +5,7 @@ only the corpora named).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,8 @@ Retriever = Literal["bm25", "dense", "hybrid"]
 Level = Literal["chunk", "doc"]
 RETRIEVERS = ("bm25", "dense", "hybrid")
 LEVELS = ("chunk", "doc")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,6 +112,8 @@ class Searcher:
         """Top ``k`` chunks (or documents: each document's best chunk) for each query."""
         if level not in LEVELS:
             raise BioragError(f"unknown level {level!r}; choose one of {LEVELS}")
+        # retrieval.corpus_retrievers names this index's own retriever (MedRAG-style corpora)
+        retriever = self.settings.corpus_retrievers.get(self.name, retriever)
         depth = max(2 * k, 50) if level == "chunk" else max(10 * k, 100)
         rankings = self._rank(queries, depth, retriever)
         wanted = sorted({h.id for r in rankings for h in r})
@@ -163,6 +168,14 @@ class MultiSearcher:
         names = [s.name for s in searchers]
         if len(set(names)) != len(names):
             raise BioragError(f"two indexes share a name ({names}); give each corpus its own name")
+        unknown = sorted(set(searchers[0].settings.corpus_retrievers) - set(names))
+        if unknown:
+            log.warning(
+                "retrieval.corpus_retrievers names %s, but no index searched has that name "
+                "(the indexes: %s)",
+                ", ".join(unknown),
+                ", ".join(names),
+            )
         self.searchers = searchers
 
     @property
