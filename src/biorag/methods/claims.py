@@ -96,25 +96,29 @@ class Claims(QAMethod):
         from biorag.corpus.chunking import rechunk
         from biorag.corpus.models import Chunk
         from biorag.corpus.text import clean_text
-        from biorag.retrieve.query import build_query
+        from biorag.retrieve.query import build_query, plain_query
 
         q = run.question
-        run.query = await build_query(self.rt.llm, q.text, q.options)
+        if q.passages:  # nothing to search: the rewrite and HyDE calls would be wasted
+            run.query = plain_query(q.text, q.options)
+        else:
+            run.query = await build_query(self.rt.llm, q.text, q.options)
         retriever = self.options["retriever"] or self.rt.settings.retrieval.retriever
         k = int(self.options["per_corpus_k"])
         run.passages = await retrieve_passages(self.rt, q, run.query.text, k, retriever)
+        limit = int(self.options["max_chunk_tokens"])
         chunks: list[Chunk] = []
-        for p in run.passages:
-            for i, piece in enumerate(rechunk(p.text, int(self.options["max_chunk_tokens"]))):
+        for unit_id, doc_id, unit_text in pack_passages(run.passages, limit):
+            for i, piece in enumerate(rechunk(unit_text, limit)):
                 text = clean_text(piece)
                 if text.strip():
                     chunks.append(
                         Chunk(
-                            id=f"{p.chunk_id}#{i}",
-                            doc_id=p.doc_id,
+                            id=f"{unit_id}#{i}",
+                            doc_id=doc_id,
                             index=i,
-                            start=p.start,
-                            end=p.end,
+                            start=0,
+                            end=len(text),
                             text=text,
                         )
                     )
@@ -131,9 +135,11 @@ class Claims(QAMethod):
             ground_claims=bool(self.options["drop_ungrounded_claims"]),
         )
         claims = await extraction.run(chunks)
-        # Claims point at the retrieved chunk, not at the re-chunked piece.
+        # Claims point at the retrieved chunk, not at the re-chunked piece, and a claim of
+        # passages packed together at the passage it was taken from.
+        texts = {p.chunk_id: p.text for p in run.passages}
         for c in claims:
-            c.chunk_id = c.chunk_id.split("#", 1)[0]
+            c.chunk_id = source_passage(c.text, c.chunk_id.split("#", 1)[0], texts)
         run.claims = claims
         run.extraction_stats = dict(getattr(extraction, "stats", {}) or {})
 
@@ -363,3 +369,46 @@ class Claims(QAMethod):
             "extraction": run.extraction_stats,
             "denoise": run.denoise_report.__dict__ if run.denoise_report is not None else None,
         }
+
+
+#: separates the passages packed into one extraction unit (:func:`pack_passages`)
+PACKED = "+"
+
+
+def pack_passages(passages: list[Any], limit: int) -> list[tuple[str, str, str]]:
+    """``(unit id, doc id, text)`` extraction units: consecutive passages of the same document
+    joined (blank line between) while the unit stays within ``limit`` tokens; a unit of several
+    passages has the id ``id1+id2+...``. A PubMedQA abstract given as its sections then costs
+    one extraction (and gleaning) call instead of one per section, as the paper's 1,000-token
+    chunks of a document would."""
+    from biorag.corpus.tokens import default_counter
+
+    counter = default_counter()
+    units: list[tuple[list[str], str, list[str], int]] = []
+    for p in passages:
+        size = counter.count(p.text)
+        last = units[-1] if units else None
+        if last is not None and last[1] == p.doc_id and last[3] + size <= limit:
+            last[0].append(p.chunk_id)
+            last[2].append(p.text)
+            units[-1] = (last[0], last[1], last[2], last[3] + size)
+        else:
+            units.append(([p.chunk_id], p.doc_id, [p.text], size))
+    return [(PACKED.join(ids), doc, "\n\n".join(parts)) for ids, doc, parts, _ in units]
+
+
+def source_passage(claim: str, unit_id: str, texts: dict[str, str]) -> str:
+    """The passage of a packed unit that ``claim`` was taken from: the one holding the largest
+    share of its content words (the first on a tie); ``unit_id`` itself for a single passage."""
+    if unit_id in texts:
+        return unit_id
+    from biorag.extract.grounding import grounded_share
+
+    ids = [i for i in unit_id.split(PACKED) if i in texts]
+    if not ids:
+        return unit_id
+    flat = " ".join(claim.split()).lower()
+    verbatim = [i for i in ids if flat and flat in " ".join(texts[i].split()).lower()]
+    if verbatim:
+        return verbatim[0]
+    return max(ids, key=lambda i: (grounded_share(claim, texts[i]), -ids.index(i)))
