@@ -137,3 +137,39 @@ def test_mask_entities_masks_question_options_and_passages_together(cli, tmp_pat
     bad = cli("eval", "--dataset", "pubmedqa", "--data", str(data), "--methods", "closed-book",
               "--setting", "open", "--mask-entities", "--out", "open")  # fmt: skip
     assert bad.exit_code != 0 and "--mask-entities masks each question" in bad.stderr
+
+
+def test_components_scores_claims_runs_and_resumes(cli, tmp_path):
+    data = tmp_path / "ori_pqal.json"
+    recs = {
+        str(300 + i): {
+            "QUESTION": f"Does metformin lower HbA1c in trial {i}?",
+            "CONTEXTS": [f"Metformin lowered HbA1c by {i + 1}% in adults with type 2 diabetes.",
+                         "Metformin also reduced body weight in these adults."],
+            "LABELS": ["RESULTS", "RESULTS"], "MESHES": [], "YEAR": "2020",
+            "LONG_ANSWER": "Yes.", "final_decision": "yes",
+        }
+        for i in range(3)
+    }  # fmt: skip
+    data.write_text(json.dumps(recs))
+    args = ("eval", "components", "--dataset", "pubmedqa", "--data", str(data),
+            "--setting", "reasoning-required", "--out", "comp", "--json")  # fmt: skip
+    first = cli(*args, "--limit", "2", llm_backend="mock", llm_mock_script="dry-run")
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)
+    assert summary["questions"] == 2 and summary["skipped"] == {}
+    for key in (
+        "reference_score",
+        "semantic_similarity",
+        "key_claim_retention",
+        "faithfulness.claims",
+        "relevancy.claims",
+        "source_diversity.claims",
+    ):
+        assert summary["means"][key]["n"] == 2, key  # fmt: skip
+    again = cli(*args, llm_backend="mock", llm_mock_script="dry-run")
+    assert json.loads(again.stdout)["questions"] == 3
+    lines = (tmp_path / "comp" / "components.jsonl").read_text().splitlines()
+    assert len(lines) == 3  # the first two were not scored again
+    floor = cli(*args[:-3], "--out", "comp_floor", "--json")  # no LLM: judged metrics skipped
+    assert "needs a judge LLM" in json.loads(floor.stdout)["skipped"]["faithfulness"][0]

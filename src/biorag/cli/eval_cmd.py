@@ -206,3 +206,46 @@ def judge(
         emit_json(metrics)
         return
     typer.echo(metrics_table(metrics))
+
+
+@app.command()
+@handle_errors
+def components(
+    dataset: str = typer.Option(..., "--dataset", help="benchmark name (pubmedqa, mirage, ...)"),
+    data: Path = typer.Option(..., "--data", help="the dataset file or folder"),
+    split: str = typer.Option(None, "--split"),
+    setting: str = typer.Option(None, "--setting", help="e.g. reasoning-required"),
+    index: list[Path] = typer.Option([], "--index", help="index dir (repeat: one per corpus)"),
+    options: str = typer.Option(
+        None, "--method-options", help='the claims options as JSON: {"mode": "faithful"}'
+    ),
+    out: Path = typer.Option(..., "--out", help="directory for components.jsonl/.json"),
+    limit: int = typer.Option(None, "--limit", help="only the first N questions"),
+    as_json: bool = typer.Option(False, "--json", help="print components.json"),
+) -> None:
+    """CLAIMS' component metrics (paper tables 2-5) on a benchmark; resumable."""
+    import asyncio
+
+    from biorag.eval.component_runs import run_components
+
+    if not Path(data).exists():
+        raise BioragError(f"--data {data} does not exist")
+    if limit is not None and limit < 1:
+        raise BioragError("--limit must be at least 1")
+    opts = parse_json_option(options, "--method-options") or {}
+    if not isinstance(opts, dict):
+        raise BioragError("--method-options must be a JSON object of claims options")
+    summary = asyncio.run(
+        run_components(
+            STATE.settings(), dataset, data, out_dir=out, split=split, setting=setting,
+            index_paths=list(index), options=opts, limit=limit,
+        )
+    )  # fmt: skip
+    if as_json:
+        emit_json(summary)
+        return
+    typer.echo(f"{summary['questions']} of {summary['n_items']} questions scored")
+    for key, v in summary["means"].items():
+        typer.echo(f"  {key:45s} {v['mean']:.3f}  (n={v['n']})")
+    for key, why in summary["skipped"].items():
+        typer.echo(f"  {key}: skipped ({'; '.join(why)})", err=True)

@@ -193,4 +193,9 @@ def dry_run_responder(req: ChatRequest) -> str:
         return json.dumps({"choice": 0})
     if stage == "judge_score":
         return json.dumps({"score": 3, "reason": "dry run"})
+    if stage in ("eval_key_claims", "eval_summary_claims"):  # component metrics' claim lists
+        text = " ".join(_texts(prompt)) or prompt
+        return json.dumps({"claims": _sentences(text)[:5] or [_first_words(text, 20)]})
+    if stage.startswith("eval_"):  # the component metrics' yes/no judges
+        return "Yes"
     return _first_words(prompt, 40)

@@ -1,0 +1,162 @@
+"""``biorag eval components``: CLAIMS' component metrics over a benchmark (paper tables 2-5).
+
+For every question the ``claims`` method answers (its options from ``--method-options``), then
+:func:`~biorag.eval.components.evaluate_components` scores the run it built: relation extraction
+(reference score, semantic similarity, key claim retention: table 2), graph construction (graph
+against semantic communities: table 3) and graph summarization (faithfulness, relevancy and
+source diversity of the layerwise, graph and semantic summaries: tables 4-5). The judge is the
+``[judge]`` model (the paper's Mixtral-8x7B beside the Mistral that answers) when one is
+configured, else the answering ``[llm]``; without any model the judged metrics are listed as
+skipped.
+
+One line per question goes to ``OUT/components.jsonl`` as it finishes (a killed run resumes
+where it stopped); ``OUT/components.json`` holds the means over the questions that have each
+metric, with their counts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from biorag.errors import BioragError
+from biorag.util.files import write_json_atomic
+
+__all__ = ["COMPONENTS_FILE", "SUMMARY_FILE", "run_components", "summarize_components"]
+
+COMPONENTS_FILE = "components.jsonl"
+SUMMARY_FILE = "components.json"
+
+
+def _done(path: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line cut off by a kill: that question is scored again
+            if isinstance(rec, dict) and not rec.get("error"):
+                out[str(rec["question_id"])] = rec
+    return out
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if k != "skipped":
+                out.update(_flatten(v, f"{prefix}{k}."))
+    elif isinstance(d, int | float) and not isinstance(d, bool):
+        out[prefix.rstrip(".")] = float(d)
+    return out
+
+
+def summarize_components(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means of every numeric metric over the records that have it, the community winners'
+    shares, and how often each metric was skipped (with the reasons seen)."""
+    sums: dict[str, list[float]] = {}
+    skipped: dict[str, set[str]] = {}
+    wins: dict[str, int] = {}
+    for rec in records:
+        m = rec.get("metrics") or {}
+        for key, value in _flatten(m).items():
+            sums.setdefault(key, []).append(value)
+        for key, why in (m.get("skipped") or {}).items():
+            skipped.setdefault(key, set()).add(str(why))
+        winner = (m.get("community") or {}).get("winner")
+        if winner:
+            wins[winner] = wins.get(winner, 0) + 1
+    n_comm = sum(wins.values())
+    return {
+        "questions": len(records),
+        "means": {k: {"mean": sum(v) / len(v), "n": len(v)} for k, v in sorted(sums.items())},
+        "community_wins": {k: v / n_comm for k, v in sorted(wins.items())} if n_comm else {},
+        "skipped": {k: sorted(v) for k, v in sorted(skipped.items())},
+    }
+
+
+async def run_components(
+    settings: Any,
+    dataset: str,
+    data_path: str | Path,
+    *,
+    out_dir: str | Path,
+    split: str | None = None,
+    setting: str | None = None,
+    index_paths: list[Path] | None = None,
+    options: dict[str, Any] | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Answer and score every question not yet in ``OUT/components.jsonl``; write the summary."""
+    from biorag.eval.components import evaluate_components
+    from biorag.eval.datasets import load_dataset
+    from biorag.eval.question_runtime import QuestionRuntime
+    from biorag.eval.runner import _question_type
+    from biorag.llm.accounting import Accounting
+    from biorag.llm.shared import SharedLLM
+    from biorag.methods.base import Question, Runtime
+    from biorag.methods.registry import build_method
+    from biorag.util.progress import progress_bar
+
+    out = Path(out_dir)
+    items = list(load_dataset(dataset, Path(data_path), split=split, setting=setting,
+                              limit=limit).items)  # fmt: skip
+    if not items:
+        raise BioragError(f"{dataset} at {data_path} gave no questions")
+    if any(not it.context for it in items) and not index_paths:
+        raise BioragError("claims retrieves evidence: pass --index DIR, or a setting with passages")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / COMPONENTS_FILE
+    done = _done(path)
+    shared = SharedLLM(settings)
+    judge_cfg = settings.judge_llm()  # [llm] with the [judge] keys: the paper's separate judge
+    judge = (
+        None
+        if judge_cfg == settings.llm
+        else SharedLLM(settings.model_copy(update={"llm": judge_cfg}))
+    )
+    base = Runtime(settings, list(index_paths or []))
+    locks = {"build": threading.Lock(), "search": threading.Lock()}
+    todo = [it for it in items if it.id not in done]
+    bar = progress_bar(len(todo), "component metrics", unit="question")
+    try:
+        for it in todo:
+            acc = Accounting()
+            rt = QuestionRuntime(base, shared.client(acc), locks)
+            start = time.perf_counter()
+            rec: dict[str, Any] = {"question_id": it.id}
+            try:
+                qa = build_method("claims", rt, dict(options or {}))
+                q = Question(id=it.id, text=it.question, type=_question_type(it),
+                             options=it.options, passages=list(it.context))  # fmt: skip
+                await qa.answer(q)
+                judge_llm = judge.client(acc) if judge is not None else rt.llm
+                rec["metrics"] = await evaluate_components(
+                    qa.last_run, None, judge_llm, rt.embedder, rt.reranker
+                )
+                rec["error"] = None
+            except BioragError as e:
+                rec["error"] = f"{type(e).__name__}: {e}"
+            rec["seconds"] = round(time.perf_counter() - start, 3)
+            rec["accounting"] = acc.report()["total"]
+            with path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(rec) + "\n")
+            if not rec["error"]:
+                done[it.id] = rec
+            bar.update(1)
+    finally:
+        bar.close()
+        await shared.aclose()
+        if judge is not None:
+            await judge.aclose()
+        base.close()
+    summary = {"dataset": dataset, "n_items": len(items), **summarize_components(
+        [done[it.id] for it in items if it.id in done])}  # fmt: skip
+    summary["failed"] = len(items) - summary["questions"]
+    summary["judge"] = f"{judge_cfg.backend}:{judge_cfg.model or '-'}"
+    write_json_atomic(out / SUMMARY_FILE, summary)
+    return summary
