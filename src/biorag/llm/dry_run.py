@@ -168,6 +168,10 @@ def dry_run_responder(req: ChatRequest) -> str:
         return json.dumps({"keywords": words, "synonyms": {}, "virtual_answer": question})
     if stage == "iprar_relevance":
         return "Yes"
+    if stage == "crag_evaluate":
+        return json.dumps({"scores": [{"id": str(n), "score": 80} for n in _numbers(prompt)]})
+    if stage == "crag_keywords":
+        return _first_words(_after(prompt, "Question:").splitlines()[0], 6)
     if stage == "iprar_support":
         return json.dumps({"scores": [{"id": str(n), "score": 80} for n in _numbers(prompt)]})
     if stage == "iprar_final":

@@ -9,6 +9,7 @@ from biorag.methods.base import QAMethod, Runtime
 from biorag.methods.claim_chunks import ClaimChunks
 from biorag.methods.claims import Claims
 from biorag.methods.closed_book import ClosedBook
+from biorag.methods.crag import CRAG
 from biorag.methods.hyde import HyDE
 from biorag.methods.iprar import IPRAR
 from biorag.methods.raptor import Raptor
@@ -26,6 +27,7 @@ METHODS: dict[str, type[QAMethod]] = {
     ClaimChunks.name: ClaimChunks,
     VectorGraphRAG.name: VectorGraphRAG,
     IPRAR.name: IPRAR,
+    CRAG.name: CRAG,
 }
 
 
