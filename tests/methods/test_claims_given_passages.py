@@ -90,3 +90,28 @@ class _Embedder:
 
     def embed_query(self, text):
         return self.embed([text])[0]
+
+
+def test_an_answer_without_usable_claims_says_so(tmp_path):
+    script = tmp_path / "script.json"
+    made_up = ("CLAIM: In a 2019 study of 240 patients with type 2 diabetes, empagliflozin "
+               "reduced HbA1c by 0.6% compared with placebo.\n"
+               "SUBJECT: empagliflozin\nPREDICATE: lowered\nOBJECT: HbA1c")  # fmt: skip
+    script.write_text(json.dumps([
+        {"stage": "claims_triples", "response": made_up},
+        {"stage": "claims_gleaning", "response": "NO_ADDITIONAL_CLAIMS"},
+        {"stage": "answer", "response": {"reasoning": "none", "answer": "B"}},
+        {"response": "{}"},
+    ]))  # fmt: skip
+    settings = Settings.model_validate(
+        {"home": str(tmp_path / "home"),
+         "llm": {"backend": "mock", "mock_script": str(script), "cache": False}}
+    )  # fmt: skip
+    rt = Runtime(settings)
+    rt.__dict__["embedder"] = _Embedder()
+    q = Question(id="q", text="Does zelocitinib help liver fibrosis?",
+                 options={"A": "yes", "B": "no"}, passages=SECTIONS)  # fmt: skip
+    ans = build_method("claims", rt, {}).answer_sync(q)
+    assert ans.context == ""
+    assert any("no usable claims" in n and "dropped as not in their chunk: 1" in n
+               for n in ans.notes)  # fmt: skip

@@ -314,6 +314,13 @@ class Claims(QAMethod):
             )
         run.seconds["answer"] = time.perf_counter() - t
         out.details["seconds"] = run.seconds
+        if llm is not None and not run.summaries:
+            ungrounded = run.extraction_stats.get("ungrounded_claims", 0)
+            out.notes.append(
+                "CLAIMS: no usable claims in the retrieved text (claims kept: "
+                f"{len(run.claims)}, dropped as not in their chunk: {ungrounded}); the answer "
+                "was read with no context"
+            )
         return out
 
     @staticmethod
