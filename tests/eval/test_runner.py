@@ -470,3 +470,18 @@ def test_run_json_masks_credentials_and_resumes_with_tuples(tmp_path, data, monk
     # the same options again (a tuple is a list in run.json): the run resumes
     s = run(tmp_path, data, out, methods=["tunable"], method_options=opts, limit=3)
     assert s.answered_now == 1
+
+
+def test_a_setting_added_later_at_its_default_does_not_block_a_resume():
+    from biorag.config import RetrievalSettings
+    from biorag.eval.run_config import config_differences
+
+    now = RetrievalSettings().model_dump()
+    recorded = {k: v for k, v in now.items() if k != "corpus_retrievers"}  # an older run.json
+    old = {"models": {"retrieval": recorded, "embed_model": "m"}}
+    assert config_differences(old, {"models": {"retrieval": now, "embed_model": "m"}}) == []
+    changed = {**now, "corpus_retrievers": {"pubmed": "dense"}}  # not the default: refused
+    diffs = config_differences(old, {"models": {"retrieval": changed, "embed_model": "m"}})
+    assert len(diffs) == 1 and diffs[0].startswith("models.retrieval:")
+    moved = {**now, "k": 3}  # a recorded setting that changed is still refused
+    assert config_differences(old, {"models": {"retrieval": moved, "embed_model": "m"}})

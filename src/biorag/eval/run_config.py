@@ -112,6 +112,28 @@ def _recorded(options: dict[str, Any]) -> Any:
     return walk(json.loads(json.dumps(options, default=str)))
 
 
+def _setting_defaults() -> dict[str, Any]:
+    """The defaults of the settings ``run.json`` records under ``models``."""
+    from biorag.config import RerankSettings, RetrievalSettings
+
+    return {"rerank": RerankSettings().model_dump(), "retrieval": RetrievalSettings().model_dump()}
+
+
+def _same(old: Any, new: Any, defaults: Any) -> bool:
+    """``old == new``, except that a setting added to biorag after the run was recorded (absent
+    from ``old``) counts as the same when it holds its default: a new version must not refuse
+    to resume a run whose behaviour it does not change."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return bool(old == new)
+    defaults = defaults if isinstance(defaults, dict) else {}
+    for k in set(old) | set(new):
+        if k not in old and k in defaults and new[k] == defaults[k]:
+            continue
+        if not _same(old.get(k), new.get(k), defaults.get(k)):
+            return False
+    return True
+
+
 def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """One line per compared key whose value differs."""
     out = []
@@ -122,8 +144,9 @@ def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
+            defaults = _setting_defaults() if key == "models" else {}
             for sub in sorted(set(a) | set(b)):
-                if a.get(sub) != b.get(sub):
+                if not _same(a.get(sub), b.get(sub), defaults.get(sub)):
                     out.append(f"{key}.{sub}: {a.get(sub)!r} in run.json, now {b.get(sub)!r}")
         else:
             out.append(f"{key}: {a!r} in run.json, now {b!r}")
