@@ -18,6 +18,23 @@ SECTIONS = [
 ]
 
 
+QUESTION = Question(id="q", text="Does zelocitinib help liver fibrosis?",
+                    options={"A": "yes", "B": "no"}, passages=SECTIONS)  # fmt: skip
+
+
+def _runtime(tmp_path, rules: list[dict]) -> Runtime:
+    """A runtime whose LLM answers by the scripted ``rules``, with a constant embedder."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(rules))
+    settings = Settings.model_validate(
+        {"home": str(tmp_path / "home"),
+         "llm": {"backend": "mock", "mock_script": str(script), "cache": False}}
+    )  # fmt: skip
+    rt = Runtime(settings)
+    rt.__dict__["embedder"] = _Embedder()
+    return rt
+
+
 def _passage(i: int, text: str, doc: str = "given:q") -> Passage:
     return Passage(chunk_id=f"{doc}:{i}", doc_id=doc, source_id="q", title="", text=text,
                    score=1.0, rank=i + 1, corpus="given", retriever="given")  # fmt: skip
@@ -50,26 +67,17 @@ def test_claims_on_given_sections_one_extraction_call_and_no_query_calls(tmp_pat
              "lowered", "liver stiffness"),
         ]
     )  # fmt: skip
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
+    rt = _runtime(tmp_path, [
         {"stage": "claims_triples", "response": answer},
         {"stage": "claims_gleaning", "response": "NO_ADDITIONAL_CLAIMS"},
         {"response": "{}"},
-    ]))  # fmt: skip
-    settings = Settings.model_validate(
-        {"home": str(tmp_path / "home"),
-         "llm": {"backend": "mock", "mock_script": str(script), "cache": False}}
-    )  # fmt: skip
-    rt = Runtime(settings)
-    rt.__dict__["embedder"] = _Embedder()
+    ])  # fmt: skip
     method = build_method("claims", rt, {})
-    q = Question(id="q", text="Does zelocitinib help liver fibrosis?",
-                 options={"A": "yes", "B": "no"}, passages=SECTIONS)  # fmt: skip
     import asyncio
 
     from biorag.methods.claims import ClaimsRun
 
-    run = ClaimsRun(question=q)
+    run = ClaimsRun(question=QUESTION)
     chunks = asyncio.run(method._retrieve(run))
     assert len(chunks) == 1  # the three sections, one extraction unit
     asyncio.run(method._extract(run, chunks))
@@ -93,25 +101,16 @@ class _Embedder:
 
 
 def test_an_answer_without_usable_claims_says_so(tmp_path):
-    script = tmp_path / "script.json"
     made_up = ("CLAIM: In a 2019 study of 240 patients with type 2 diabetes, empagliflozin "
                "reduced HbA1c by 0.6% compared with placebo.\n"
                "SUBJECT: empagliflozin\nPREDICATE: lowered\nOBJECT: HbA1c")  # fmt: skip
-    script.write_text(json.dumps([
+    rt = _runtime(tmp_path, [
         {"stage": "claims_triples", "response": made_up},
         {"stage": "claims_gleaning", "response": "NO_ADDITIONAL_CLAIMS"},
         {"stage": "answer", "response": {"reasoning": "none", "answer": "B"}},
         {"response": "{}"},
-    ]))  # fmt: skip
-    settings = Settings.model_validate(
-        {"home": str(tmp_path / "home"),
-         "llm": {"backend": "mock", "mock_script": str(script), "cache": False}}
-    )  # fmt: skip
-    rt = Runtime(settings)
-    rt.__dict__["embedder"] = _Embedder()
-    q = Question(id="q", text="Does zelocitinib help liver fibrosis?",
-                 options={"A": "yes", "B": "no"}, passages=SECTIONS)  # fmt: skip
-    ans = build_method("claims", rt, {}).answer_sync(q)
+    ])  # fmt: skip
+    ans = build_method("claims", rt, {}).answer_sync(QUESTION)
     assert ans.context == ""
     assert any("no usable claims" in n and "dropped as not in their chunk: 1" in n
                for n in ans.notes)  # fmt: skip

@@ -28,6 +28,7 @@ METHODS = [
     ("claims", ["--mode", "faithful"]),
     ("claims", ["--mode", "batched"]),
     ("iprar", []),
+    ("crag", []),
 ]
 
 

@@ -20,7 +20,7 @@ copied few-shot example scores 0.0.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 __all__ = ["MIN_GROUNDED_SHARE", "STEM", "grounded_share", "is_grounded"]
 
@@ -48,12 +48,18 @@ def _keys(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=256)
+def _source_keys(source: str) -> frozenset[str]:
+    """The content words of a source text, kept for the next claims of the same chunk."""
+    return frozenset(_keys(source))
+
+
 def grounded_share(claim: str, source: str) -> float:
     """The share of ``claim``'s content words found in ``source`` (1.0 when it has none)."""
     words = _keys(claim)
     if not words:
         return 1.0
-    have = set(_keys(source))
+    have = _source_keys(source)
     return sum(w in have for w in words) / len(words)
 
 
