@@ -36,18 +36,26 @@ DATA = REPO.parent / "shared" / "data"
 CACHE = REPO / "benchmarks" / ".cache"
 RESULTS = REPO / "benchmarks" / "results"
 METHODS = "closed-book,retrieve-read,rewrite,hyde,raptor,claim,claims,iprar"
-DATASETS = {
-    "pubmedqa": {
-        "data": DATA / "pubmedqa" / "ori_pqal.json",
-        "args": ["--split", "test", "--setting", "open"],
-        "corpus": (DATA / "pubmedqa" / "ori_pqal.json", "pubmedqa"),
-    },
-    "bioasq": {
-        "data": DATA / "mirage" / "rawdata" / "bioasq" / "Task11BGoldenEnriched",
-        "args": ["--split", "yesno,factoid", "--setting", "open"],
-        "corpus": (DATA / "mirage" / "rawdata" / "bioasq" / "Task11BGoldenEnriched", "bioasq"),
-    },
-}
+
+
+def datasets(root: Path) -> dict[str, dict[str, Any]]:
+    """The two benchmark datasets under the data folder ``root`` (../shared/data by default)."""
+    bioasq = root / "mirage" / "rawdata" / "bioasq" / "Task11BGoldenEnriched"
+    return {
+        "pubmedqa": {
+            "data": root / "pubmedqa" / "ori_pqal.json",
+            "args": ["--split", "test", "--setting", "open"],
+            "corpus": (root / "pubmedqa" / "ori_pqal.json", "pubmedqa"),
+        },
+        "bioasq": {
+            "data": bioasq,
+            "args": ["--split", "yesno,factoid", "--setting", "open"],
+            "corpus": (bioasq, "bioasq"),
+        },
+    }
+
+
+DATASETS = datasets(DATA)
 
 
 def biorag(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -134,14 +142,30 @@ def main() -> None:
         help="suffix of the run dirs, the summary file and the LLM cache home (a fresh tag "
         "measures every call anew; the default reuses the cache of earlier runs)",
     )
+    ap.add_argument(
+        "--backend",
+        choices=["llama-server", "hf"],
+        default="llama-server",
+        help="hf: the same GGUF in process through transformers (on CUDA when there is one; "
+        "--modes then names only the run dirs, the backend puts the schema in the prompt)",
+    )
+    ap.add_argument("--load-in-4bit", default="auto", choices=["auto", "yes", "no"])
+    ap.add_argument("--data-root", type=Path, default=DATA, help="the benchmark data folder")
     args = ap.parse_args()
+    global DATASETS
+    DATASETS = datasets(args.data_root)
     tag = f"_{args.tag}" if args.tag else ""
     from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
     binary, why = llama_server_binary()
     gguf = smollm2_gguf_path()
-    if binary is None or gguf is None:
-        raise SystemExit(why or f"SmolLM2 missing: {SMOLLM2_INSTALL}")
+    if gguf is None:
+        raise SystemExit(f"SmolLM2 missing: {SMOLLM2_INSTALL}")
+    if args.backend == "hf":
+        run_in_process(args, gguf, tag)
+        return
+    if binary is None:
+        raise SystemExit(why)
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("BIORAG_")}
     base_env.update(BIORAG_PROGRESS="0", BIORAG_HOME=str(CACHE / "home"))
     methods = args.methods.split(",")
@@ -195,6 +219,49 @@ def main() -> None:
                 (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
     finally:
         server.stop()
+    print(json.dumps(summary, indent=1))
+
+
+def run_in_process(args: argparse.Namespace, gguf: Path, tag: str) -> None:
+    """Every requested run with ``llm.backend = "hf"`` on the GGUF file (no server)."""
+    import torch
+
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("BIORAG_")}
+    base_env.update(
+        BIORAG_PROGRESS="0",
+        BIORAG_LLM_BACKEND="hf",
+        BIORAG_LLM_HF_PATH=str(gguf),
+        BIORAG_LLM_LOAD_IN_4BIT=args.load_in_4bit,
+    )
+    methods = args.methods.split(",")
+    summary: dict[str, Any] = {
+        "model": gguf.name,
+        "backend": {"kind": "hf", "device": device, "load_in_4bit": args.load_in_4bit},
+        "n": args.n,
+        "given_context": args.given_context,
+        "runs": {},
+    }
+    for ds in args.datasets.split(","):
+        if not args.given_context:
+            raise SystemExit("--backend hf runs with --given-context only (no index is built)")
+        setting = "reasoning-required" if ds == "pubmedqa" else "snippets"
+        run = RESULTS / "real_llm" / f"{ds}_hf{tag}"
+        env = dict(base_env, BIORAG_HOME=str(CACHE / f"home_hf{tag}"))
+        start = time.perf_counter()
+        r = biorag(
+            ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]),
+             *DATASETS[ds]["args"][:2], "--setting", setting, "--methods", ",".join(methods),
+             "--limit", str(args.n), "--concurrency", "1", "--judge", "off", "--out", str(run)],
+            env,
+        )  # fmt: skip
+        wall = time.perf_counter() - start
+        print(f"{ds} hf: exit {r.returncode}, {wall:.0f} s", file=sys.stderr)
+        if r.returncode != 0:
+            print(r.stderr[-3000:], file=sys.stderr)
+            continue
+        summary["runs"][f"{ds}_hf"] = {"wall_s": round(wall, 1), "methods": summarize(run, methods)}
+        (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
 
 

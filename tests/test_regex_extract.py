@@ -41,6 +41,8 @@ YNM = {"A": "yes", "B": "no", "C": "maybe"}
         ("After considering everything, **B. Heparin** fits.", "B"),
         ("B. Heparin is the drug of choice in pregnancy.", "B"),
         ("Heparin (B) does not cross the placenta.", "B"),
+        ('The answer to the question of whether heparin crosses is "B".', "B"),
+        ("It has to be \u201cC\u201d here.", "C"),
     ],
 )
 def test_extract_letter(text: str, expected: str) -> None:
@@ -58,6 +60,7 @@ def test_extract_letter(text: str, expected: str) -> None:
         "Looking at the choices, (A) seems wrong but (C) fits.",  # conflicting cues
         "A. Aspirin\nB. Heparin\nC. Warfarin\nD. Clopidogrel",  # options listed back
         "**A** or **B**, hard to say.",
+        'Either "A" or "B" could be argued.',  # quoted letters that disagree
         "The answer is E.",  # not a valid letter
     ],
 )

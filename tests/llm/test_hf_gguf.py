@@ -103,7 +103,10 @@ def test_converts_once_then_loads_the_converted_directory(converted: Converted) 
     assert (target / "config.json").is_file() and (target / "tokenizer.json").is_file()
     assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]  # no temp left
     assert first.model == "SmolLM2-135M-Instruct.Q4_1"
-    assert first.cache_identity() == f"SmolLM2-135M-Instruct.Q4_1@gguf-{sha[:16]}:float32"
+    import torch
+
+    precision = first._precision(torch)  # float32 on a CPU, nf4 or bfloat16 on CUDA
+    assert first.cache_identity() == f"SmolLM2-135M-Instruct.Q4_1@gguf-{sha[:16]}:{precision}"
 
     llm = build_llm(converted.settings())
     assert llm is not None and isinstance(llm.backend, HFBackend)

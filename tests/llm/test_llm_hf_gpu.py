@@ -73,6 +73,12 @@ async def test_4bit_loading_quantizes_and_generates(gpu_model_dir: Path) -> None
 
 
 @needs_bnb
-def test_auto_chooses_4bit_when_cuda_and_bitsandbytes_are_present(gpu_model_dir: Path) -> None:
+def test_auto_chooses_4bit_for_big_models_when_cuda_and_bitsandbytes_are_present(
+    gpu_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from biorag.llm import model_size
+
+    assert HFBackend(gpu_model_dir, load_in_4bit="auto")._use_4bit(torch) is False  # too small
+    monkeypatch.setattr(model_size, "AUTO_4BIT_MIN_PARAMS", 1000)
     assert HFBackend(gpu_model_dir, load_in_4bit="auto")._use_4bit(torch) is True
     assert HFBackend(gpu_model_dir, load_in_4bit="no")._use_4bit(torch) is False

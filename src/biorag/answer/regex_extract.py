@@ -24,7 +24,8 @@ Tiers, first to match wins:
    option text itself ("Answer: maybe");
 4. bold letters (``**B**``, ``**B. text**``), if all name one option;
 5. option markers at line starts (``B.``, ``B)``, ``(B)``, ``B:``), if all name one option;
-6. parenthesised letters ``(B)``, if all name one option;
+6. parenthesised letters ``(B)``, if all name one option; then quoted letters (``"B"``,
+   ``'B'``: a small model's "the answer to whether ... is \"B\""), if all name one option;
 7. given ``options``, option texts (4+ characters, whole words, not part of a longer matched
    option) found in the reply, if exactly one.
 
@@ -141,6 +142,7 @@ def extract_letter_regex(
         rf"\*\*\s*\(?(?P<l>{cls})(?:\)|\.|:|\*\*|\s*\*\*)",
         rf"(?m)^[ \t>\*\-]*\(?(?P<l>{cls})[\.\):](?!\w)",
         rf"\((?P<l>{cls})\)",
+        rf"[\"'`\u201c\u2018](?P<l>{cls})[\"'`\u201d\u2019]",
     )
     for pattern in cues:
         found = [

@@ -6,7 +6,7 @@ the first user message when the template refuses a system role). Decoding is gre
 (``do_sample=False``; ``temperature`` is ignored), generation runs in a worker thread under a
 lock (one generation at a time), and stop strings cut the text like the OpenAI API does.
 4-bit loading uses bitsandbytes when ``load_in_4bit`` is "yes", or "auto" with bitsandbytes and
-CUDA present.
+CUDA present and a model of at least a billion parameters (:mod:`biorag.llm.model_size`).
 
 A reasoning model's ``</think>`` survives decoding even where its tokenizer counts it a special
 token, so :func:`~biorag.llm.base.attach_parsed` can move the thinking to ``reasoning``. The
@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import ConfigError, LLMError
+from biorag.llm import model_size
 from biorag.llm.base import THINK_CLOSE, attach_parsed, with_schema_instruction
+from biorag.llm.model_size import parameter_count
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
 from biorag.util.files import write_dir_atomically
 from biorag.util.fingerprint import model_fingerprint
@@ -118,6 +120,7 @@ class HFBackend:
         self._lm: Any = None
         self._identity: str | None = None
         self._gguf_sha: str | None = None
+        self._params: int | bool | None = False  # parameter_count(path), read once
 
     def __repr__(self) -> str:
         return f"HFBackend(path={str(self.path)!r}, model={self.model!r})"
@@ -130,7 +133,12 @@ class HFBackend:
                     "llm.load_in_4bit = 'yes' needs bitsandbytes: pip install 'biorag[gpu]'"
                 )
             return True
-        return self.load_in_4bit == "auto" and has_bnb and bool(torch.cuda.is_available())
+        if not (self.load_in_4bit == "auto" and has_bnb and torch.cuda.is_available()):
+            return False
+        # "auto" quantizes only a model big enough for nf4 to pay (an unreadable size counts big)
+        if self._params is False:
+            self._params = parameter_count(self.path)
+        return self._params is None or self._params >= model_size.AUTO_4BIT_MIN_PARAMS
 
     def _device(self, torch: Any) -> str:
         return self.device or ("cuda" if torch.cuda.is_available() else "cpu")
