@@ -135,18 +135,42 @@ def test_bioasq_official_reads_answers_as_the_organisers_evaluator():
     ] == pytest.approx(1.0)
 
 
-def test_bioasq_official_documents_count_every_submitted_id():
+def test_bioasq_official_reads_only_the_first_synonym_of_a_submitted_entry():
+    # the -e 8/9 reader keeps each submitted entry's first synonym; gold keeps all of its own
+    fact = [_bioasq("factoid", [["il-6", "interleukin 6"]], "f1")]
+    entry = {"f1": [["interleukin-6 receptor", "IL-6"], ["Interleukin 6"]]}
+    official = score_dataset("bioasq", fact, entry)["factoid"]
+    assert official == pytest.approx(
+        {"strict_accuracy": 0.0, "lenient_accuracy": 1.0, "mrr": 0.5, "n": 1}
+    )
+    ours = score_dataset("bioasq", fact, entry, scoring="biorag")["factoid"]
+    assert ours["strict_accuracy"] == 1.0  # biorag counts every synonym
+    # an empty entry holds its rank; lower-casing is the only normalisation
+    gaps = {"f1": [[], ["IL-6"], ["il-6 "]]}
+    assert score_dataset("bioasq", fact, gaps)["factoid"]["mrr"] == pytest.approx(0.5)
+    spaced = {"f1": [["IL-6 "]]}
+    assert score_dataset("bioasq", fact, spaced)["factoid"]["lenient_accuracy"] == 0.0
+    assert score_dataset("bioasq", fact, spaced, scoring="biorag")["factoid"]["mrr"] == 1.0
+    # list: an empty entry is a false positive, a repeated one too
+    lst = [_bioasq("list", [["BRCA1"], ["BRCA2"]], "l1")]
+    got = score_dataset("bioasq", lst, {"l1": [["brca1"], [], ["BRCA1"], ["brca2", "x"]]})
+    assert got["list"]["precision"] == pytest.approx(2 / 4)
+    assert got["list"]["recall"] == pytest.approx(1.0)
+
+
+def test_bioasq_official_documents_count_every_submitted_id_once():
     gold = [str(i) for i in range(3)]
     items = [_bioasq("summary", "ideal", "d1", docs=gold)]
-    # 12 ids, a repeat among them, the last gold one at rank 12
+    # 12 ids, a repeat among them, the second gold one at rank 12
     sub = ["0", "0", *[f"x{i}" for i in range(9)], "1"]
     official = score_dataset("bioasq", items, {"d1": {"prediction": "", "documents": sub}})
     ours = score_dataset("bioasq", items, {"d1": {"prediction": "", "documents": sub}},
                          scoring="biorag")  # fmt: skip
-    # official: TP = 3 (0, 0, 1) of 12 submitted; FN = 1 (2); AP over all 12 ranks / min(3, 10)
-    assert official["documents"]["precision"] == pytest.approx(3 / 12)
-    assert official["documents"]["recall"] == pytest.approx(3 / 4)
-    assert official["documents"]["map"] == pytest.approx((1 + 1 + 3 / 12) / 3)
+    # official: the reader drops the repeat: 11 ids, TP = 2 (0, 1), FN = 1 (2), no cut at 10;
+    # AP = (1/1 + 2/11) / min(3, 10)
+    assert official["documents"]["precision"] == pytest.approx(2 / 11)
+    assert official["documents"]["recall"] == pytest.approx(2 / 3)
+    assert official["documents"]["map"] == pytest.approx((1 + 2 / 11) / 3)
     # biorag: duplicates dropped, cut at 10 submitted: TP = 1 of 10; recall 1/3
     assert ours["documents"]["precision"] == pytest.approx(1 / 10)
     assert ours["documents"]["recall"] == pytest.approx(1 / 3)

@@ -227,17 +227,17 @@ def score_dataset(
                 official=official,
             )
         q_items, q_entries = of("factoid")
-        if q_items:  # official: every submitted candidate, a string is one candidate
+        if q_items:  # official: every submitted candidate, its first synonym, a string one
             out["factoid"] = factoid_measures(
                 [it.gold for it in q_items],
                 [_value(e) for e in q_entries],
-                k=None if official else MAX_FACTOID,
-                split=not official,
+                k=MAX_FACTOID,
+                official=official,
             )
         q_items, q_entries = of("list")
         if q_items:
             out["list"] = list_measures(
-                [it.gold for it in q_items], [_value(e) for e in q_entries], split=not official
+                [it.gold for it in q_items], [_value(e) for e in q_entries], official=official
             )
         summ = sum(1 for it in items if it.question_type in ("summary", "free"))
         if summ and family in ("bioasq", "generic"):
@@ -255,9 +255,9 @@ def score_dataset(
         golds = [it.gold_docs for it, _ in with_docs]
         # Retrieval is scored even when the answer failed to parse.
         preds = [(e or {}).get("documents") or [] for _, e in with_docs]
-        if family == "bioasq":  # official: every submitted id counts, repeats included
+        if family == "bioasq":  # official: every submitted id counts, each once
             out["documents"] = (
-                document_measures(golds, preds, max_docs=None, unique=False)
+                document_measures(golds, preds, max_docs=None)
                 if official
                 else document_measures(golds, preds)
             )

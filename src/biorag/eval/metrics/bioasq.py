@@ -22,15 +22,21 @@ denominator is 0. An unanswered question is wrong (so it is a false positive of 
 
 Factoid (up to 5 ranked candidates; each candidate may carry synonyms): strict accuracy = the
 first candidate matches a gold synonym; lenient accuracy = any of the top 5 does; MRR = mean of
-1/rank of the first matching candidate within the top 5 (0 if none).
+1/rank of the first matching candidate within the top 5 (0 if none). The official evaluator does
+not cut at 5 (a submission rule), so ``official`` mode counts every submitted candidate.
 
 List: per question precision = TP / |submitted|, recall = TP / (TP + FN), F1 = 2PR / (P + R)
 (0 when P or R is 0), then the mean over list questions. Each submitted entry matches at most one
 gold entry (the first, in gold order, sharing a synonym), and a matched gold entry is consumed, so
 repeated answers are false positives.
 
-Matching: the evaluator lower-cases answers as it reads them and compares strings exactly; here
-answers are also stripped and inner whitespace runs collapsed to one space.
+Matching: the evaluator lower-cases answers as it reads them and compares strings exactly. In
+``official`` mode that is all that is done, and, as the reader of ``-e 5``/``8``/``9`` does
+(``readExactAnswerListOfArraysv3``), only the first synonym of a submitted entry counts (gold
+entries keep all theirs) and an empty submitted entry keeps its rank (it matches nothing). Else
+answers are also stripped, inner whitespace runs collapsed, and every synonym of a submitted
+entry counts. Submitted documents are read once each (the evaluator's ``readDocuments`` drops
+repeats), in both modes.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ def average_precision(
     gold: Iterable[str], pred: Iterable[str], max_docs: int | None = MAX_DOCS, unique: bool = True
 ) -> float:
     """BioASQ8+ AP: ``sum_r P@r * rel(r) / min(|gold|, 10)`` over the top ``max_docs`` (all when
-    None); ``unique=False`` keeps repeated submitted ids, as the official reader does."""
+    None); ``unique=False`` keeps repeated submitted ids (the official reader drops them)."""
     g = set(dedupe(gold))
     p = (dedupe(pred) if unique else [str(d).strip() for d in pred])[:max_docs]
     if not g:
@@ -114,8 +120,9 @@ def document_measures(
     """Mean precision, recall, F1, MAP and GMAP of document lists; ``n`` questions scored.
 
     Questions whose gold list is empty are skipped; a missing/empty prediction scores 0.
-    ``max_docs=None, unique=False`` is the official evaluator: every submitted id counts, a
-    repeated one each time (``calculatePRF``: TP/FP per submitted item, FN per gold item absent).
+    ``max_docs=None`` is the official evaluator: every submitted id counts, each once (its
+    ``readDocuments`` drops repeats). ``unique=False`` counts a repeated id each time
+    (``calculatePRF`` over such a list: TP/FP per submitted item, FN per gold item absent).
     """
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold lists but {len(preds)} predictions")
@@ -249,6 +256,38 @@ def _entries(value: Any, *, flat_is_synonyms: bool) -> list[set[str]]:
     return [e for e in out if e]
 
 
+def _official_entries(value: Any) -> list[set[str]]:
+    """A submitted answer as the official reader takes it: each entry the lower-cased first
+    synonym, an empty entry kept (it holds a rank and matches nothing), a string one entry."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        return [{str(value).lower()}]
+    out: list[set[str]] = []
+    for x in value:
+        if isinstance(x, list | tuple):
+            out.append({str(x[0]).lower()} if x else set())
+        else:
+            out.append({str(x).lower()} if x is not None else set())
+    return out
+
+
+def _official_gold(value: Any, *, flat_is_synonyms: bool) -> list[set[str]]:
+    """Gold entries with every synonym lower-cased only (no stripping), empty ones skipped."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        return [{str(value).lower()}]
+    if flat_is_synonyms and all(isinstance(x, str) for x in value):
+        return [{x.lower() for x in value}] if value else []
+    rows = (
+        {str(y).lower() for y in x} if isinstance(x, list | tuple) else {str(x).lower()}
+        for x in value
+        if x is not None
+    )
+    return [r for r in rows if r]
+
+
 def split_answers(value: Any) -> Any:
     """A string holding several answers as a list; other values unchanged.
 
@@ -271,16 +310,21 @@ def split_answers(value: Any) -> Any:
 
 
 def factoid_scores(
-    gold: Any, pred: Any, k: int | None = MAX_FACTOID, split: bool = True
+    gold: Any, pred: Any, k: int | None = MAX_FACTOID, split: bool = True, official: bool = False
 ) -> tuple[float, float, float]:
     """Strict accuracy, lenient accuracy and reciprocal rank of one factoid answer.
 
     ``gold``: a string, a list of synonyms, or a list of synonym lists (any matches);
     ``pred``: a ranked list whose items are strings or synonym lists (top ``k``), or a string
-    (see :func:`split_answers`).
+    (see :func:`split_answers`). ``official``: the evaluator's reading (module docstring):
+    every submitted entry, its first synonym only, a string one entry (``k``/``split`` unused).
     """
-    synonyms = set().union(*_entries(gold, flat_is_synonyms=True)) if gold is not None else set()
-    cands = _entries(split_answers(pred) if split else pred, flat_is_synonyms=False)[:k]
+    if official:
+        synonyms = set().union(*_official_gold(gold, flat_is_synonyms=True))
+        cands = _official_entries(pred)
+    else:
+        synonyms = set().union(*_entries(gold, flat_is_synonyms=True))
+        cands = _entries(split_answers(pred) if split else pred, flat_is_synonyms=False)[:k]
     for rank, cand in enumerate(cands, start=1):
         if cand & synonyms:
             return (1.0 if rank == 1 else 0.0), 1.0, 1.0 / rank
@@ -288,13 +332,17 @@ def factoid_scores(
 
 
 def factoid_measures(
-    golds: Sequence[Any], preds: Sequence[Any], k: int | None = MAX_FACTOID, split: bool = True
+    golds: Sequence[Any],
+    preds: Sequence[Any],
+    k: int | None = MAX_FACTOID,
+    split: bool = True,
+    official: bool = False,
 ) -> dict[str, float]:
     """Mean ``strict_accuracy``, ``lenient_accuracy`` and ``mrr`` over factoid questions
-    (``k=None, split=False``: every submitted candidate, a string one candidate: official)."""
+    (``official``: the evaluator's reading, see :func:`factoid_scores`)."""
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answers but {len(preds)} predictions")
-    rows = [factoid_scores(g, p, k, split) for g, p in zip(golds, preds, strict=True)]
+    rows = [factoid_scores(g, p, k, split, official) for g, p in zip(golds, preds, strict=True)]
     n = len(rows)
     if not n:
         return {"strict_accuracy": 0.0, "lenient_accuracy": 0.0, "mrr": 0.0, "n": 0}
@@ -306,14 +354,21 @@ def factoid_measures(
     }
 
 
-def list_prf(gold: Any, pred: Any, split: bool = True) -> tuple[float, float, float]:
+def list_prf(
+    gold: Any, pred: Any, split: bool = True, official: bool = False
+) -> tuple[float, float, float]:
     """Precision, recall and F1 of one list answer (BioASQ ``calculatePRFforListQuestions``).
 
     ``gold``: entries (strings or synonym lists); ``pred``: entries likewise, or a string (see
-    :func:`split_answers`). An empty prediction scores ``(0, 0, 0)``.
+    :func:`split_answers`). An empty prediction scores ``(0, 0, 0)``. ``official``: the
+    evaluator's reading (first synonym of a submitted entry; an empty entry a false positive).
     """
-    g = _entries(gold, flat_is_synonyms=False)
-    p = _entries(split_answers(pred) if split else pred, flat_is_synonyms=False)
+    if official:
+        g = _official_gold(gold, flat_is_synonyms=False)
+        p = _official_entries(pred)
+    else:
+        g = _entries(gold, flat_is_synonyms=False)
+        p = _entries(split_answers(pred) if split else pred, flat_is_synonyms=False)
     if not p:
         return 0.0, 0.0, 0.0
     unmatched = list(range(len(g)))
@@ -342,11 +397,11 @@ def list_prf(gold: Any, pred: Any, split: bool = True) -> tuple[float, float, fl
 
 
 def list_measures(
-    golds: Sequence[Any], preds: Sequence[Any], split: bool = True
+    golds: Sequence[Any], preds: Sequence[Any], split: bool = True, official: bool = False
 ) -> dict[str, float]:
     """Mean ``precision``, ``recall`` and ``f1`` over list questions; ``n`` questions
-    (``split=False``: a free-text answer is one entry, as the official reader takes it)."""
+    (``official``: the evaluator's reading, see :func:`list_prf`)."""
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answers but {len(preds)} predictions")
-    rows = [list_prf(g, p, split) for g, p in zip(golds, preds, strict=True)]
+    rows = [list_prf(g, p, split, official) for g, p in zip(golds, preds, strict=True)]
     return mean_rows(rows, ("precision", "recall", "f1"))
