@@ -133,10 +133,40 @@ def test_mask_entities_masks_question_options_and_passages_together(cli, tmp_pat
     # resuming the masked run without the flag is another configuration
     again = cli(*base, "--setting", "reasoning-required", "--out", "masked")
     assert again.exit_code != 0 and "mask_entities" in again.stderr
-    # questions without their own passages cannot be masked
-    bad = cli("eval", "--dataset", "pubmedqa", "--data", str(data), "--methods", "closed-book",
-              "--setting", "open", "--mask-entities", "--out", "open")  # fmt: skip
-    assert bad.exit_code != 0 and "--mask-entities masks each question" in bad.stderr
+
+
+def test_mask_entities_masks_retrieved_passages_with_the_questions_labels(cli, tmp_path):
+    data = tmp_path / "ori_pqal.json"
+    recs = {
+        "201": {
+            "QUESTION": "Does metformin lower HbA1c in type 2 diabetes?",
+            "CONTEXTS": ["unused in the open setting"],
+            "LABELS": ["RESULTS"], "MESHES": [], "YEAR": "2020",
+            "LONG_ANSWER": "Yes.", "final_decision": "yes",
+        }
+    }  # fmt: skip
+    data.write_text(json.dumps(recs))
+    corpus = tmp_path / "corpus.jsonl"
+    docs = [
+        {"id": "d1", "title": "", "text": "Metformin lowered HbA1c in type 2 diabetes patients."},
+        {"id": "d2", "title": "", "text": "Insulin glargine was compared with metformin."},
+    ]
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    built = cli("index", "build", "--corpus", str(corpus), "--out", "idx")
+    assert built.exit_code == 0, built.output
+    base = ("eval", "--dataset", "pubmedqa", "--data", str(data), "--setting", "open",
+            "--index", "idx", "--mask-entities", "--json")  # fmt: skip
+    res = cli(*base, "--methods", "retrieve-read", "--out", "open")
+    assert res.exit_code == 0, res.output
+    record = json.loads((tmp_path / "open" / "predictions.jsonl").read_text())
+    assert record["context"] and "metformin" not in record["context"].lower()
+    # the retrieved passages carry the question's label for metformin, and new entities
+    # (insulin glargine) a label of their own after it
+    assert "<Chemical1>" in record["context"] and "<Chemical2>" in record["context"]
+    assert all("metformin" not in d.lower() for d in record["documents"] if isinstance(d, str))
+    # a method that searches its own way would see unmasked evidence: refused
+    bad = cli(*base, "--methods", "iprar", "--out", "iprar")
+    assert bad.exit_code != 0 and "--mask-entities cannot mask what iprar" in bad.stderr
 
 
 def test_components_scores_claims_runs_and_resumes(cli, tmp_path):

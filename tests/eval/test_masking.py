@@ -190,3 +190,32 @@ async def test_malformed_entity_lists_do_not_crash(payload):
     masker = EntityMasker(llm)
     out = await masker.mask_item("Does warfarin bleed?", {}, [])
     assert out[0] == "Does <Chemical1> bleed?"
+
+
+def test_preset_labels_stay_and_new_entities_number_after_them():
+    preset = {"warfarin": "<Chemical2>", "aspirin": "<Chemical1>", "AF": "<Disease1>"}
+    ents = [Entity("heparin", "Chemical"), Entity("atrial fibrillation", "Disease", ("AF",))]
+    masked, mapping = mask_texts(
+        ["Heparin or warfarin in atrial fibrillation (AF)?", "aspirin"], ents, preset=preset
+    )
+    # preset forms keep their labels whatever their order here; a mention of a preset form
+    # makes its entity share the label; the new entity takes the next free number
+    assert masked == ["<Chemical3> or <Chemical2> in <Disease1> (<Disease1>)?", "<Chemical1>"]
+    assert mapping["heparin"] == "<Chemical3>" and mapping["atrial fibrillation"] == "<Disease1>"
+
+
+async def test_mask_scope_searches_with_real_names_and_masks_what_it_finds():
+    from biorag.eval.masking import MaskScope
+
+    masker = EntityMasker()  # the floor
+    q, _, _, mapping = await masker.mask_item("Does metformin lower HbA1c?", ["yes", "no"], [])
+    scope = MaskScope(masker, mapping)
+    assert "metformin" not in q.lower()
+    assert scope.unmask(q) == "Does metformin lower HbA1c?"
+    assert scope.unmask("a query with no labels") == "a query with no labels"
+    docs = await scope.mask_passages(
+        [Doc("c1", "Metformin and insulin lowered HbA1c."), "plain text, no entity"]
+    )
+    assert docs[0].chunk_id == "c1" and "etformin" not in docs[0].text
+    assert mapping["metformin"] in docs[0].text
+    assert docs[1] == "plain text, no entity"

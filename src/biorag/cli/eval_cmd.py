@@ -74,8 +74,8 @@ def run(
     mask_entities: bool = typer.Option(
         False,
         "--mask-entities",
-        help="mask the key entities of each question, its options and its own passages "
-        "(CLAIMS' entity masking; needs a setting with given passages)",
+        help="mask the key entities of each question, its options and its passages, given or "
+        "retrieved (CLAIMS' entity masking, table 4; iprar and vectorgraphrag need given ones)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
 ) -> None:

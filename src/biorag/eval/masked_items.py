@@ -6,9 +6,12 @@ has the same ``<Category><n>`` label in all of them; the gold letter is unchange
 their keys). A method then has to answer from the evidence rather than from what the model
 knows about the named entities.
 
-Only questions that carry their own passages can be masked this way (PubMedQA
-``reasoning-required``, BioASQ ``snippets``, MASH-QA ``context``): passages retrieved from an
-index at answer time are not masked, so a setting without given passages is refused.
+A question without passages of its own (MMLU, MedQA, any ``open`` setting) is masked with its
+options here, and its ``{form: label}`` mapping goes with it (``meta["mask_mapping"]``): the
+methods that search through :func:`~biorag.methods.base.retrieve_passages` search with the real
+names and mask what they retrieve with the question's labels
+(:class:`~biorag.eval.masking.MaskScope`), as the paper masked the retrieved documents. Methods
+that search their own way (:data:`UNMASKED_RETRIEVAL`) are refused in that setting.
 """
 
 from __future__ import annotations
@@ -17,7 +20,23 @@ from typing import Any
 
 from biorag.errors import BioragError
 
-__all__ = ["mask_items"]
+__all__ = ["UNMASKED_RETRIEVAL", "mask_items", "refuse_unmasked_retrieval"]
+
+#: methods whose retrieval does not pass through ``retrieve_passages`` (their evidence would
+#: reach the model unmasked)
+UNMASKED_RETRIEVAL = frozenset({"iprar", "vectorgraphrag"})
+
+
+def refuse_unmasked_retrieval(methods: list[str], items: list[Any]) -> None:
+    """A clear error when a method in :data:`UNMASKED_RETRIEVAL` would answer questions that
+    have no passages of their own under ``--mask-entities``."""
+    bad = [m for m in methods if m in UNMASKED_RETRIEVAL]
+    if bad and any(not it.context for it in items):
+        raise BioragError(
+            f"--mask-entities cannot mask what {', '.join(bad)} retrieve(s) (their own search "
+            "over the KG or strata levels): run them on a setting with given passages, or mask "
+            "with the other methods"
+        )
 
 
 async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict[str, Any]]:
@@ -26,13 +45,6 @@ async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict
     from biorag.eval.masking import EntityMasker
     from biorag.util.progress import progress_bar
 
-    bare = [it.id for it in items if not it.context]
-    if bare:
-        raise BioragError(
-            f"--mask-entities masks each question with its own passages, and {len(bare)} "
-            f"question(s) have none (first: {bare[0]}); use a setting that gives them "
-            "(PubMedQA reasoning-required, BioASQ snippets, MASH-QA context)"
-        )
     masker = EntityMasker(llm)
     out: list[Any] = []
     labels = 0
@@ -42,6 +54,8 @@ async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict
             q, opts, ctx, mapping = await masker.mask_item(it.question, it.options, it.context)
             labels += len(set(mapping.values()))
             meta = {**it.meta, "masked_entities": len(set(mapping.values()))}
+            if not it.context:  # retrieval masks what it finds with these labels
+                meta["mask_mapping"] = mapping
             out.append(it.model_copy(update={"question": q, "options": opts, "context": ctx,
                                              "meta": meta}))  # fmt: skip
             bar.update(1)

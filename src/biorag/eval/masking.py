@@ -67,6 +67,7 @@ SCHEMA: dict[str, Any] = {
 }
 _CANON = {c.lower(): c for c in CATEGORIES}
 _NUMBER = re.compile(r"[<>≤≥~±]?\d+(?:[.,]\d+)*%?")
+_LABEL = re.compile(r"<([A-Za-z]+?)(\d+)>")
 _SPLIT = re.compile(r"\s+(?:of|with|without|in|on|for)\s+", re.I)
 
 
@@ -153,10 +154,14 @@ def _form_pattern(form: str) -> str:
 
 
 def mask_texts(
-    texts: Sequence[str], entities: Sequence[Entity]
+    texts: Sequence[str], entities: Sequence[Entity], preset: Mapping[str, str] | None = None
 ) -> tuple[list[str], dict[str, str]]:
     """``texts`` with every entity mention replaced by its label, and ``{form: label}`` for
-    every form (entity text or mention) that occurs in the texts."""
+    every form (entity text or mention) that occurs in the texts. ``preset`` (``{form:
+    label}``, e.g. a question's mapping) fixes those forms' labels; new entities are numbered
+    after them."""
+    preset = dict(preset or {})
+    entities = [*(Entity(f, _LABEL.sub(r"\1", lab)) for f, lab in preset.items()), *entities]
     group_of: dict[str, int] = {}
     forms: list[str] = []  # first-seen spelling of each form key
     votes: list[Counter[str]] = []
@@ -165,8 +170,12 @@ def mask_texts(
         if not main:
             continue
         if main not in group_of:
-            group_of[main] = len(votes)
-            votes.append(Counter())
+            # a new name whose mention is already grouped (an alias of a known entity) joins it
+            known = next((group_of[key(m)] for m in ent.mentions if key(m) in group_of), None)
+            if known is None:
+                known = len(votes)
+                votes.append(Counter())
+            group_of[main] = known
             forms.append(ent.text.strip())
         group = group_of[main]
         votes[group][canonical_category(ent.category)] += 1
@@ -192,6 +201,12 @@ def mask_texts(
 
     label: dict[int, str] = {}
     numbers: Counter[str] = Counter()
+    for form, lab in preset.items():
+        if key(form) in group_of:
+            label.setdefault(group_of[key(form)], lab)
+        m = _LABEL.fullmatch(lab)
+        if m:
+            numbers[m.group(1)] = max(numbers[m.group(1)], int(m.group(2)))
     for text in texts:
         for m in pattern.finditer(text):
             g = group(m.group(0))
@@ -273,3 +288,33 @@ class EntityMasker:
         new_opts: Any = dict(zip(opts, mo, strict=True)) if isinstance(opts, dict) else mo
         new_passages = [_with_text(p, t) for p, t in zip(passages, mp, strict=True)]
         return q, new_opts, new_passages, mapping
+
+
+class MaskScope:
+    """One masked question's labels, carried to retrieval (``eval --mask-entities`` on a setting
+    that searches an index): a query a method wrote from the masked question is searched with
+    the real names, and what comes back is masked with the question's labels (new entities in
+    the passages get new ones), so question, options and evidence stay aligned."""
+
+    def __init__(self, masker: EntityMasker, mapping: Mapping[str, str]) -> None:
+        self.masker = masker
+        self.mapping = dict(mapping)
+        back: dict[str, str] = {}
+        for form, lab in self.mapping.items():
+            back.setdefault(lab, form)
+        self._back = back
+        alts = "|".join(re.escape(lab) for lab in sorted(back, key=len, reverse=True))
+        self._labels = re.compile(alts) if back else None
+
+    def unmask(self, text: str) -> str:
+        """``text`` with each label replaced by the first form it stands for."""
+        if self._labels is None:
+            return text
+        return self._labels.sub(lambda m: self._back[m.group(0)], text)
+
+    async def mask_passages(self, passages: Sequence[Any]) -> list[Any]:
+        """``passages`` (strings or objects with ``text``, copied) masked with the labels."""
+        texts = [p if isinstance(p, str) else p.text for p in passages]
+        found = await asyncio.gather(*(self.masker.detect(t) for t in texts))
+        masked, _ = mask_texts(texts, [e for ents in found for e in ents], preset=self.mapping)
+        return [_with_text(p, t) for p, t in zip(passages, masked, strict=True)]

@@ -266,7 +266,9 @@ async def arun_eval(
         items = overlap_check.items
         mask_stats: dict[str, Any] | None = None
         if mask_entities:
-            from biorag.eval.masked_items import mask_items
+            from biorag.eval.masked_items import mask_items, refuse_unmasked_retrieval
+
+            refuse_unmasked_retrieval(methods, items)
             from biorag.llm.accounting import Accounting
 
             mask_acc = Accounting()
@@ -396,6 +398,7 @@ async def _answer_all(
                     type=_question_type(item),
                     options=item.options,
                     passages=list(item.context),
+                    mask_mapping=item.meta.get("mask_mapping") or {},
                 )
             )
         except Exception as e:  # recorded and counted, never lost; CancelledError passes

@@ -33,6 +33,11 @@ class Question(BaseModel):
         description="given context (e.g. PubMedQA reasoning-required): retrieval methods read "
         "these instead of searching an index",
     )
+    mask_mapping: dict[str, str] = Field(
+        default_factory=dict,
+        description="eval --mask-entities on a searched setting: the question's {form: label} "
+        "mapping; retrieval searches with the real names and masks what it finds",
+    )
 
     def options_block(self) -> str:
         return "\n".join(f"{k}. {v}" for k, v in self.options.items())
@@ -199,10 +204,18 @@ def given_passages(question: Question) -> list[Any]:
 async def retrieve_passages(
     rt: Runtime, question: Question, query: str, k: int, retriever: str
 ) -> list[Any]:
-    """The question's given passages, or the top ``k`` chunks per index for ``query``."""
+    """The question's given passages, or the top ``k`` chunks per index for ``query`` (masked
+    with the question's labels when it carries a ``mask_mapping``)."""
     if question.passages:
         return given_passages(question)
-    return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
+    if not question.mask_mapping:
+        return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
+    from biorag.eval.masking import EntityMasker, MaskScope
+
+    scope = MaskScope(EntityMasker(rt.llm), question.mask_mapping)
+    real = scope.unmask(query)
+    found = await asyncio.to_thread(rt.searcher.search, [real], k, retriever, "chunk")
+    return await scope.mask_passages(found[0])
 
 
 class QAMethod(abc.ABC):
