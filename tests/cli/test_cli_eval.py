@@ -143,7 +143,11 @@ def test_mask_entities_masks_retrieved_passages_with_the_questions_labels(cli, t
             "CONTEXTS": ["unused in the open setting"],
             "LABELS": ["RESULTS"], "MESHES": [], "YEAR": "2020",
             "LONG_ANSWER": "Yes.", "final_decision": "yes",
-        }
+        },
+        "202": {  # no entity in the question: what it retrieves is masked all the same
+            "QUESTION": "Is it lowered?", "CONTEXTS": ["unused"], "LABELS": ["RESULTS"],
+            "MESHES": [], "YEAR": "2020", "LONG_ANSWER": "Yes.", "final_decision": "yes",
+        },
     }  # fmt: skip
     data.write_text(json.dumps(recs))
     corpus = tmp_path / "corpus.jsonl"
@@ -158,8 +162,10 @@ def test_mask_entities_masks_retrieved_passages_with_the_questions_labels(cli, t
             "--index", "idx", "--mask-entities", "--json")  # fmt: skip
     res = cli(*base, "--methods", "retrieve-read", "--out", "open")
     assert res.exit_code == 0, res.output
-    record = json.loads((tmp_path / "open" / "predictions.jsonl").read_text())
-    assert record["context"] and "metformin" not in record["context"].lower()
+    records = [json.loads(x) for x in (tmp_path / "open" / "predictions.jsonl").open()]
+    assert [r["question_id"] for r in records] == ["201", "202"]
+    assert all(r["context"] and "metformin" not in r["context"].lower() for r in records)
+    record = records[0]
     # the retrieved passages carry the question's label for metformin, and new entities
     # (insulin glargine) a label of their own after it
     assert "<Chemical1>" in record["context"] and "<Chemical2>" in record["context"]

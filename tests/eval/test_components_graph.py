@@ -187,3 +187,21 @@ async def test_evaluate_components_defaults_and_judge_failures():
     assert "claims" in out["skipped"]["key_claim_retention"]
     assert "faithfulness" not in out and "relevancy" in out["skipped"]
     assert out["source_diversity"]["claims"] == 0.75  # structural metrics still reported
+
+
+async def test_a_run_without_summaries_says_why_its_summary_metrics_are_missing():
+    run = small_run()
+    run.summaries, run.coi = [], []
+    backend = MockBackend(
+        rules=[
+            {"stage": "eval_key_claims", "response": {"claims": ["K"]}},
+            {"stage": "eval_retention", "response": "No", "logprobs": NO},
+        ]
+    )
+    out = await evaluate_components(
+        run, "Q?", LLM(backend), run_vectors(), CountReranker("COX"), summarizer=JoinSummarizer()
+    )
+    assert out["faithfulness"] == {} and out["relevancy"] == {} and out["source_diversity"] == {}
+    for key in ("faithfulness.claims", "relevancy.claims", "source_diversity.claims"):
+        assert "no claims summaries" in out["skipped"][key]
+    assert out["key_claim_retention"] == 0.0  # the judge still scored the chunks

@@ -1,10 +1,11 @@
 """Every method end to end with SmolLM2-135M-Instruct in process (``llm.backend = "hf"`` on the
 GGUF file), through the CLI, as a user without a server runs them.
 
-Default settings but one: ``llm.budget_scale`` 0.25, since the model generates a few tokens a
-second on two shared CPU cores (every method at full budgets took over ten minutes; the
-llama-server tests run the full budgets). The GGUF is converted once into a home the runs share;
-the LLM cache is off, so every call is made. One torch thread (two ran slower on shared cores).
+Default settings but two, since the model generates a few tokens a second on two shared CPU
+cores: ``llm.budget_scale`` 0.25 and ``retrieval.k`` 3 (with 10 passages the claim method alone
+ran over six minutes; the llama-server tests run the defaults). The GGUF is converted once
+into a home the runs share; the LLM cache is off, so every call is made. One torch thread (two
+ran slower on shared cores).
 
 Checked: every question gets an answer (a fallback counts, and is counted), no call fails,
 tokens are counted, parse failures are counted per stage, ``wall_s`` is measured.
@@ -36,6 +37,7 @@ def hf_env(smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
         BIORAG_LLM_HF_PATH=str(smol_gguf),
         BIORAG_LLM_CACHE="false",
         BIORAG_LLM_BUDGET_SCALE="0.25",
+        BIORAG_RETRIEVAL_K="3",
         BIORAG_PROGRESS="0",
         OMP_NUM_THREADS="1",
     )

@@ -377,7 +377,10 @@ async def evaluate_components(
             )
         )
         for name, items in sets.items()
+        if items
     }
+    for name in (n for n, items in sets.items() if not items):
+        out["skipped"][f"source_diversity.{name}"] = f"no {name} summaries (no claims kept)"
     if llm is None:
         for k in ("key_claim_retention", "faithfulness", "relevancy"):
             out["skipped"][k] = "needs a judge LLM (llm.backend = 'none')"
@@ -409,6 +412,14 @@ async def evaluate_components(
                 )
             )
             out["faithfulness"][name], out["relevancy"][name] = _pooled(f), _pooled(r)
+            for k in ("faithfulness", "relevancy"):
+                if out[k][name] is None:  # said, not dropped from the means unexplained
+                    del out[k][name]
+                    out["skipped"][f"{k}.{name}"] = (
+                        f"no {name} summary claims to judge"
+                        if items
+                        else f"no {name} summaries (the method kept no claims)"
+                    )
     except LLMUnavailableError:
         raise  # no model at all: stop, do not run on without it
     except LLMError as e:

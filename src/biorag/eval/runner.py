@@ -398,7 +398,7 @@ async def _answer_all(
                     type=_question_type(item),
                     options=item.options,
                     passages=list(item.context),
-                    mask_mapping=item.meta.get("mask_mapping") or {},
+                    mask_mapping=item.meta.get("mask_mapping"),
                 )
             )
         except Exception as e:  # recorded and counted, never lost; CancelledError passes

@@ -33,10 +33,10 @@ class Question(BaseModel):
         description="given context (e.g. PubMedQA reasoning-required): retrieval methods read "
         "these instead of searching an index",
     )
-    mask_mapping: dict[str, str] = Field(
-        default_factory=dict,
+    mask_mapping: dict[str, str] | None = Field(
+        default=None,
         description="eval --mask-entities on a searched setting: the question's {form: label} "
-        "mapping; retrieval searches with the real names and masks what it finds",
+        "mapping (maybe empty); retrieval searches with the real names and masks what it finds",
     )
 
     def options_block(self) -> str:
@@ -208,7 +208,7 @@ async def retrieve_passages(
     with the question's labels when it carries a ``mask_mapping``)."""
     if question.passages:
         return given_passages(question)
-    if not question.mask_mapping:
+    if question.mask_mapping is None:
         return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
     from biorag.eval.masking import EntityMasker, MaskScope
 
