@@ -199,27 +199,39 @@ def main() -> None:
                     BIORAG_LLM_MODEL="smollm2-135m",
                     BIORAG_LLM_STRUCTURED_OUTPUT=mode,
                 )
-                start = time.perf_counter()
-                r = biorag(
-                    ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]),
-                     *ds_args, *index_args, "--methods", ",".join(methods),
-                     "--limit", str(args.n), "--concurrency", str(args.concurrency),
-                     "--judge", "off", "--out", str(run)],
-                    env,
-                )  # fmt: skip
-                wall = time.perf_counter() - start
-                print(f"{ds} {mode}: exit {r.returncode}, {wall:.0f} s", file=sys.stderr)
-                if r.returncode != 0:
-                    print(r.stderr[-3000:], file=sys.stderr)
-                    continue
-                summary["runs"][f"{ds}_{mode}"] = {
-                    "wall_s": round(wall, 1),
-                    "methods": summarize(run, methods),
-                }
-                (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
+                eval_args = [*ds_args, *index_args, "--concurrency", str(args.concurrency)]
+                run_eval(ds, f"{ds}_{mode}", eval_args, methods, args.n, run, env, summary, tag)
     finally:
         server.stop()
     print(json.dumps(summary, indent=1))
+
+
+def run_eval(
+    ds: str,
+    key: str,
+    eval_args: list[str],
+    methods: list[str],
+    n: int,
+    run: Path,
+    env: dict[str, str],
+    summary: dict[str, Any],
+    tag: str,
+) -> None:
+    """One ``biorag eval`` of ``ds`` into ``run``; its figures go to ``summary["runs"][key]``
+    and the summary file is rewritten (a failed eval is reported and skipped)."""
+    start = time.perf_counter()
+    r = biorag(
+        ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]), *eval_args,
+         "--methods", ",".join(methods), "--limit", str(n), "--judge", "off", "--out", str(run)],
+        env,
+    )  # fmt: skip
+    wall = time.perf_counter() - start
+    print(f"{key}: exit {r.returncode}, {wall:.0f} s", file=sys.stderr)
+    if r.returncode != 0:
+        print(r.stderr[-3000:], file=sys.stderr)
+        return
+    summary["runs"][key] = {"wall_s": round(wall, 1), "methods": summarize(run, methods)}
+    (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
 
 
 def run_in_process(args: argparse.Namespace, gguf: Path, tag: str) -> None:
@@ -248,20 +260,8 @@ def run_in_process(args: argparse.Namespace, gguf: Path, tag: str) -> None:
         setting = "reasoning-required" if ds == "pubmedqa" else "snippets"
         run = RESULTS / "real_llm" / f"{ds}_hf{tag}"
         env = dict(base_env, BIORAG_HOME=str(CACHE / f"home_hf{tag}"))
-        start = time.perf_counter()
-        r = biorag(
-            ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]),
-             *DATASETS[ds]["args"][:2], "--setting", setting, "--methods", ",".join(methods),
-             "--limit", str(args.n), "--concurrency", "1", "--judge", "off", "--out", str(run)],
-            env,
-        )  # fmt: skip
-        wall = time.perf_counter() - start
-        print(f"{ds} hf: exit {r.returncode}, {wall:.0f} s", file=sys.stderr)
-        if r.returncode != 0:
-            print(r.stderr[-3000:], file=sys.stderr)
-            continue
-        summary["runs"][f"{ds}_hf"] = {"wall_s": round(wall, 1), "methods": summarize(run, methods)}
-        (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
+        eval_args = [*DATASETS[ds]["args"][:2], "--setting", setting, "--concurrency", "1"]
+        run_eval(ds, f"{ds}_hf", eval_args, methods, args.n, run, env, summary, tag)
     print(json.dumps(summary, indent=1))
 
 
