@@ -1,7 +1,7 @@
 """The TypedGraphStore contract, run on every backend.
 
 SQLite always; Neo4j on the in-memory fake driver of test_typed_store_neo4j.py always; and on a
-real server only when ``BIORAG_TEST_NEO4J_URI`` (or ``BIORAG_NEO4J_URI``) is set (user
+real server only when ``BIORAG_NEO4J_URI`` is set (user
 ``BIORAG_NEO4J_USER``, default ``neo4j``; password in ``BIORAG_NEO4J_PASSWORD``). The live run
 DELETES every ``StrataNode`` of that database before each test: point it at a throwaway server.
 """
@@ -20,7 +20,7 @@ from biorag.kg import Triplet, TypedGraphStore, node_key, open_store, open_typed
 
 
 def _live_uri() -> str | None:
-    return os.environ.get("BIORAG_TEST_NEO4J_URI") or os.environ.get("BIORAG_NEO4J_URI")
+    return os.environ.get("BIORAG_NEO4J_URI")
 
 
 @pytest.fixture(params=["sqlite", "neo4j-fake", "neo4j-live"])
@@ -33,7 +33,7 @@ def store(request: pytest.FixtureRequest, tmp_path, monkeypatch) -> Iterator[Typ
     else:
         uri = _live_uri()
         if not uri:
-            pytest.skip("BIORAG_TEST_NEO4J_URI is not set: no Neo4j server to test against")
+            pytest.skip("BIORAG_NEO4J_URI is not set: no Neo4j server to test against")
         s = open_typed_store(uri, "neo4j", user=os.environ.get("BIORAG_NEO4J_USER", "neo4j"))
         s.clear()  # type: ignore[attr-defined]
     yield s

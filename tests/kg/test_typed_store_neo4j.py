@@ -5,7 +5,7 @@ parameters and answers the typed store's named queries (``// biorag:NAME``) from
 checking along the way that the query text carries the pieces the answer depends on (the type
 label, the filters). It also keeps what the flat store (:mod:`biorag.kg.neo4j_store`) MERGEs, so
 builds can run on it end to end. Real Cypher runs only in the live tests of
-test_typed_store_contract.py (``BIORAG_TEST_NEO4J_URI``).
+test_typed_store_contract.py (``BIORAG_NEO4J_URI``).
 """
 
 from __future__ import annotations
