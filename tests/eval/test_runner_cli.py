@@ -260,3 +260,23 @@ def test_judge_user_mistakes(cli, tmp_path, monkeypatch):
     r = cli(*args)
     assert r.exit_code == 2 and "judge model settings" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_second_run_into_a_busy_directory_is_refused_and_leaves_it_untouched(
+    cli, tmp_path, pubmedqa_dir
+):
+    from biorag.eval.records import RunDirLock
+
+    out = tmp_path / "busy"
+    args = ["eval", "--dataset", "pubmedqa", "--data", str(pubmedqa_dir / "ori_pqal.json"),
+            "--setting", "reasoning-required", "--out", str(out)]  # fmt: skip
+    first = cli(*args, "--methods", "closed-book", "--limit", "2")
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with RunDirLock(out):  # a run still going in the same directory
+        second = cli(*args, "--methods", "retrieve-read", "--limit", "3")
+    assert second.exit_code == 2
+    assert "another run is using" in second.stderr and "Traceback" not in second.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # run.json included
+    third = cli(*args, "--methods", "closed-book", "--limit", "2")  # the lock went with the run
+    assert third.exit_code == 0, third.output

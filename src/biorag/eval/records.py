@@ -215,6 +215,41 @@ class RecordWriter:
 
 PredictionWriter = RecordWriter  # the writer of predictions.jsonl
 
+LOCK_FILE = ".run.lock"
+
+
+class RunDirLock:
+    """An exclusive lock on a run directory, held from before ``run.json`` is read or written
+    until the run ends, so a second run into the same ``--out`` is refused before it touches
+    anything there. Released by the OS if the process dies."""
+
+    def __init__(self, out_dir: str | Path) -> None:
+        self.path = Path(out_dir) / LOCK_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - closed in release()
+        try:
+            import fcntl
+
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        except OSError:
+            self._fh.close()
+            raise BioragError(
+                f"another run is using {self.path.parent}; wait for it to finish or write to "
+                "another output directory"
+            ) from None
+
+    def release(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> RunDirLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
 
 def read_json(path: str | Path) -> dict[str, Any]:
     """A JSON object from ``path``; a clear error when it is missing or not JSON."""

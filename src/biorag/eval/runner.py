@@ -42,6 +42,7 @@ from biorag.eval.records import (
     METRICS_FILE,
     PREDICTIONS_FILE,
     PredictionWriter,
+    RunDirLock,
     latest_records,
     read_predictions,
 )
@@ -251,6 +252,7 @@ async def arun_eval(
     judge_note: str | None = None
     effective: dict[str, dict[str, Any]] = {}
     kg_dirs: list[Path] = []
+    dir_lock: RunDirLock | None = None
     try:
         for m in methods:  # unknown methods and bad options fail before anything is answered
             qa = build_method(m, base, method_options.get(m))
@@ -290,7 +292,7 @@ async def arun_eval(
             effective_options=effective,
         )
         config["mask_entities"] = mask_entities
-        out.mkdir(parents=True, exist_ok=True)
+        dir_lock = RunDirLock(out)  # before run.json: a refused second run leaves it as it was
         check_or_write_run_config(
             out,
             config,
@@ -329,32 +331,33 @@ async def arun_eval(
             stats = await judge_answers(out, items, methods, judge_model)
             summary.judged_now, summary.judge_failed_now = stats.judged_now, stats.failed_now
             summary.already_judged, judge_note = stats.already_judged, stats.note
+        records = read_predictions(out / PREDICTIONS_FILE)
+        judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
+        metrics = run_metrics(
+            dataset,
+            split,
+            setting,
+            items,
+            records,
+            methods,
+            judged,
+            wall_s=time.perf_counter() - started,
+            scoring=scoring,
+        )
+        if mask_stats is not None:
+            metrics["masking"] = mask_stats
+        if overlap_check.kgs:
+            metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
+        write_json_atomic(out / METRICS_FILE, metrics)
     finally:
+        if dir_lock is not None:
+            dir_lock.release()
         if judge_model is not None:
             await judge_model.aclose()
         await shared.aclose()
         await base.aclose_llm_variants()  # e.g. IP-RAR's reasoning model, built once per run
         if runtime is None:
             base.close()
-
-    records = read_predictions(out / PREDICTIONS_FILE)
-    judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
-    metrics = run_metrics(
-        dataset,
-        split,
-        setting,
-        items,
-        records,
-        methods,
-        judged,
-        wall_s=time.perf_counter() - started,
-        scoring=scoring,
-    )
-    if mask_stats is not None:
-        metrics["masking"] = mask_stats
-    if overlap_check.kgs:
-        metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
-    write_json_atomic(out / METRICS_FILE, metrics)
     summary.metrics = metrics
     return summary
 
