@@ -12,11 +12,11 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from biorag.errors import ConfigError
+from biorag.util.secrets import REDACTED, looks_secret, mask_url
 
 DEFAULT_CONFIG_FILE = "biorag.toml"
 ENV_PREFIX = "BIORAG_"
@@ -296,16 +296,26 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _shown(value: Any) -> str:
+    """A setting's value as an error message shows it: URL credentials masked, long values cut."""
+    text = repr(mask_url(value) if isinstance(value, str) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _describe(err: ValidationError, origin: str) -> str:
     lines = [f"invalid settings ({origin}):"]
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"]) or "(top level)"
         msg = e["msg"]
+        if looks_secret(key):  # never echoed: biorag reads keys from the environment only
+            lines.append(
+                f"  {key}: biorag takes no secret from settings (value not shown); put the key "
+                "in the environment variable named by llm.api_key_env (default OPENAI_API_KEY)"
+            )
+            continue
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
-        elif e["type"] == "literal_error":
-            msg = f"{msg}"
-        lines.append(f"  {key}: {msg} (got {e.get('input')!r})")
+        lines.append(f"  {key}: {msg} (got {_shown(e.get('input'))})")
     lines.append("Fix the key or value, or run `biorag config show` to see the allowed settings.")
     return "\n".join(lines)
 
@@ -355,19 +365,6 @@ def load_settings(
         raise ConfigError(_describe(e, origin)) from None
 
 
-_SECRET_WORDS = ("key", "token", "secret", "password")
-
-
-def _mask_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password or parts.username:
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-    return url
-
-
 def masked_dict(settings: Settings) -> dict[str, Any]:
     """The effective settings as a dict with anything secret-looking masked."""
 
@@ -376,10 +373,10 @@ def masked_dict(settings: Settings) -> dict[str, Any]:
             return {k: walk(v, k) for k, v in obj.items()}
         if isinstance(obj, str):
             lowered = key.lower()
-            if any(w in lowered for w in _SECRET_WORDS) and not lowered.endswith("_env"):
-                return "***"
+            if looks_secret(lowered) and not lowered.endswith("_env"):
+                return REDACTED
             if "url" in lowered:
-                return _mask_url(obj)
+                return mask_url(obj)
         return obj
 
     return walk(settings.model_dump())

@@ -251,3 +251,27 @@ async def test_a_reasoning_models_thinking_is_kept_apart_from_the_answer(
     plain = await llm.chat(req("Is it safe?"))
     assert plain.text == "No." and plain.reasoning == "Thinking it over."
     await llm.aclose()
+
+
+async def test_a_key_the_server_echoes_back_is_kept_out_of_the_error(
+    fake_openai: FakeOpenAI, openai_llm: Callable[..., LLM], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # fault injection: OpenAI-style servers quote the key they refused in the error body
+    canary = "sk-canary-0123456789abcdef"
+    monkeypatch.setenv(KEY_ENV, canary)
+    fake_openai.default = lambda body: (
+        401,
+        {},
+        {"error": {"message": f"Incorrect API key provided: {canary}."}},
+        0.0,
+    )
+    llm = openai_llm(cache=False)
+    with pytest.raises(LLMError) as info:
+        await llm.chat(req())
+    assert canary not in str(info.value) and "Incorrect API key provided: ***" in str(info.value)
+    assert fake_openai.requests[0]["headers"]["Authorization"] == f"Bearer {canary}"  # it was sent
+    fake_openai.default = lambda body: (200, {}, f"<p>not json {canary}</p>", 0.0)
+    with pytest.raises(LLMError) as info:
+        await llm.chat(req())
+    assert canary not in str(info.value)
+    await llm.aclose()

@@ -29,8 +29,8 @@ import numpy as np
 
 from biorag.embed.base import empty, l2_normalize
 from biorag.errors import BioragError
-from biorag.llm.base import mask_url
 from biorag.util.files import write_json_atomic
+from biorag.util.secrets import mask_url, redact_request_secrets
 
 log = logging.getLogger(__name__)
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -52,7 +52,12 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 def _server_message(resp: httpx.Response) -> str:
-    """The error message of an error answer (OpenAI, vLLM, Ollama, llama.cpp shapes), one line."""
+    """The error message of an error answer (OpenAI, vLLM, Ollama, llama.cpp shapes), one line,
+    without any credential the request carried (some servers echo the key back)."""
+    return redact_request_secrets(_read_server_message(resp), resp)
+
+
+def _read_server_message(resp: httpx.Response) -> str:
     try:
         body: Any = resp.json()
     except ValueError:

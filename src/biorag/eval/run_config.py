@@ -97,7 +97,7 @@ def _recorded(options: dict[str, Any]) -> Any:
     ``base_url`` of IP-RAR's ``reasoning_model``)."""
     import json
 
-    from biorag.llm.base import mask_url
+    from biorag.util.secrets import mask_url
 
     def walk(value: Any) -> Any:
         if isinstance(value, dict):

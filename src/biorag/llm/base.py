@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
 
 from biorag.errors import LLMError
 from biorag.llm.jsonparse import parse_json_lenient
@@ -123,14 +122,3 @@ def with_schema_instruction(
             return out
     out.append({"role": "user", "content": note.strip()})
     return out
-
-
-def mask_url(url: str) -> str:
-    """``url`` with any user:password part replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-    return url

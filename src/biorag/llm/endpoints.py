@@ -17,9 +17,10 @@ import logging
 import time
 from typing import Any
 
-from biorag.llm.base import RetryableLLMError, mask_url
+from biorag.llm.base import RetryableLLMError
 from biorag.llm.middleware import LoopSemaphore
 from biorag.llm.types import ChatRequest, ChatResponse
+from biorag.util.secrets import mask_url
 
 log = logging.getLogger("biorag.llm")
 

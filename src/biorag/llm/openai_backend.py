@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from biorag.errors import LLMError, LLMUnavailableError
-from biorag.llm.base import RetryableLLMError, attach_parsed, mask_url
+from biorag.llm.base import RetryableLLMError, attach_parsed
 from biorag.llm.middleware import LoopSemaphore
 from biorag.llm.server_info import ServerInfo, ServerRegistry, api_root, probe
 from biorag.llm.structured import (
@@ -42,6 +42,7 @@ from biorag.llm.structured import (
     next_form,
 )
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
+from biorag.util.secrets import mask_url, redact_request_secrets
 
 log = logging.getLogger("biorag.llm")
 
@@ -76,7 +77,13 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _error_body(resp: httpx.Response) -> tuple[str, dict[str, Any]]:
-    """The server's error message and its error object (``{}`` when it sent none)."""
+    """The server's error message (without any credential the request carried: some servers
+    echo the key back) and its error object (``{}`` when it sent none)."""
+    message, err = _read_error_body(resp)
+    return redact_request_secrets(message, resp), err
+
+
+def _read_error_body(resp: httpx.Response) -> tuple[str, dict[str, Any]]:
     try:
         data = resp.json()
     except ValueError:
@@ -383,7 +390,8 @@ class OpenAIBackend:
                 unavailable=True,
             )
         return RetryableLLMError(
-            f"{self.where()} sent an unreadable chat completion: {r.text[:200]!r}"
+            f"{self.where()} sent an unreadable chat completion: "
+            f"{redact_request_secrets(r.text[:200], r)!r}"
         )
 
     async def _send(self, req: ChatRequest, form: str, kind: str) -> ChatResponse:

@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from biorag.llm.base import mask_url
 from biorag.util.files import write_text_atomic
+from biorag.util.secrets import mask_url
 
 log = logging.getLogger("biorag.llm")
 

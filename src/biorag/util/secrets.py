@@ -1,0 +1,81 @@
+"""Keeping secrets out of everything biorag writes.
+
+biorag reads API keys only from the environment variable named by ``api_key_env`` and sends
+them in request headers. A server may still echo a key back in an error body, and a URL may
+carry ``user:password@``: :func:`redact_request_secrets` removes what a request carried from
+any text made of the server's reply, before it reaches an error, a log or a run directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+REDACTED = "***"
+#: Setting names that hold a secret; biorag has none, so such a key is refused unechoed.
+SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|passw(or)?d|credential)", re.IGNORECASE)
+_MIN_SECRET = 4  # shorter strings would redact ordinary words
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a setting or variable called ``name`` would hold a secret."""
+    return bool(SECRET_NAME.search(name))
+
+
+def mask_url(url: str) -> str:
+    """``url`` with any ``user:password@`` part replaced by ``***@``."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return url
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each secret replaced by ``***``."""
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len)[::-1]:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def request_secrets(request: Any) -> list[str]:
+    """The credentials an ``httpx.Request`` carried: its bearer token or basic-auth password
+    (and the whole ``user:password``), and the URL's password."""
+    out: list[str] = []
+    if request is None:
+        return out
+    auth = str(request.headers.get("authorization", ""))
+    scheme, _, credential = auth.partition(" ")
+    if credential:
+        out.append(credential)
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(credential, validate=True).decode("utf-8", "replace")
+            except (binascii.Error, ValueError):
+                pair = ""
+            if pair:
+                out += [pair, pair.partition(":")[2]]
+    password = getattr(request.url, "password", None)
+    if password:
+        out.append(str(password))
+    return out
+
+
+def redact_request_secrets(text: str, message: Any) -> str:
+    """``text`` (made from a server's reply) without the credentials that ``message``, an
+    ``httpx.Response`` or ``httpx.Request``, carried."""
+    import httpx
+
+    request = message
+    if isinstance(message, httpx.Response):
+        try:
+            request = message.request
+        except RuntimeError:  # a response built without its request
+            request = None
+    return redact(text, request_secrets(request))
