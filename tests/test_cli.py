@@ -144,3 +144,28 @@ def test_demo_json_evidence_is_in_the_index(run, tmp_path):
     # The second run reuses the index.
     res = run("demo", "--json", "--question", "1")
     assert "building the demo index" not in res.stderr
+
+
+def test_index_build_reports_skips_duplicates_and_oversized_records(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("BIORAG_CORPUS_MAX_RECORD_CHARS", "200")
+    corpus = tmp_path / "c.jsonl"
+    rows = [
+        {"id": "1", "text": "Metformin lowers blood glucose in type 2 diabetes."},
+        {"id": "1", "text": "Metformin lowers blood glucose in type 2 diabetes."},
+        {"id": "2", "text": "Aspirin " * 40},
+    ]
+    lines = [json.dumps(r) for r in rows] + ["{not json"] * 7
+    corpus.write_text("\n".join(lines) + "\n")
+    res = run("index", "build", "--corpus", str(corpus), "--out", "idx", "--json")
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["documents_total"] == 1 and report["duplicates"]["same_record"] == 1
+    assert report["skipped"] == 8
+    assert report["skipped_by_kind"] == {"invalid JSON": 7, "over the size limit": 1}
+    listed = tmp_path / "idx" / "skipped.jsonl"
+    assert report["skipped_file"] == "idx/skipped.jsonl"  # as the user named the index
+    assert len(listed.read_text().splitlines()) == 8
+    res = run("index", "add", str(corpus), "--index", "idx")
+    assert "skipped 8 record(s) (invalid JSON: 7, over the size limit: 1)" in res.stderr
+    assert "every skipped record, with its file and line: idx/skipped.jsonl" in res.stderr
+    assert "1 record(s) appeared twice or more: each kept once" in res.stderr

@@ -126,6 +126,14 @@ class RerankSettings(_Section):
     model: str | None = Field(default=None, description="cross-encoder path or name")
 
 
+class CorpusSettings(_Section):
+    max_record_chars: int = Field(
+        default=5_000_000,
+        ge=1,
+        description="records with more characters (title + text) are refused, named by id",
+    )
+
+
 class ChunkingSettings(_Section):
     method: Literal["sentence", "semantic"] = "sentence"
     chunk_tokens: int = Field(default=1000, ge=16)
@@ -224,6 +232,7 @@ class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
@@ -267,7 +276,7 @@ class Settings(_Section):
             ) from None
 
 
-_SECTIONS = ("llm", "embed", "rerank", "chunking", "retrieval", "answer", "judge")
+_SECTIONS = ("llm", "embed", "rerank", "corpus", "chunking", "retrieval", "answer", "judge")
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:

@@ -26,13 +26,16 @@ def test_an_empty_question_is_skipped_and_reported_with_its_line(cli, tmp_path):
         llm_mock_script="dry-run",
     )
     assert res.exit_code == 0, res.output
-    assert "skipped 1 malformed dataset records:" in res.stderr
+    assert "skipped 1 record(s) (field '…' is empty: 1); the first 1:" in res.stderr
     assert f"{data}:2: line 2: field 'question' is empty" in res.stderr
+    listed = tmp_path / "run" / "skipped.jsonl"
+    assert "every skipped record, with its file and line: run/skipped.jsonl" in res.stderr
+    assert [json.loads(x)["line"] for x in listed.read_text().splitlines()] == [2]
     metrics = json.loads(res.stdout)
     assert metrics["n_items"] == 3 and metrics["accounting"]["wall_s"] > 0
     assert metrics["accounting"]["total"]["calls"] == 6
     run = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert run["skipped_records"] == 1
+    assert run["skipped_records"] == 1 and run["skipped_by_kind"] == {"field '…' is empty": 1}
 
 
 def test_eval_with_the_llm_server_down_is_one_line(cli, tmp_path):

@@ -119,15 +119,8 @@ def run(
         mask_entities=mask_entities,
     )
     report = write_report(out)
-    if summary.skipped_records:
-        typer.echo(f"skipped {summary.skipped_records} malformed dataset records:", err=True)
-        for ex in summary.skipped_examples:
-            typer.echo(f"  {ex}", err=True)
-        if summary.skipped_records > len(summary.skipped_examples):
-            typer.echo(
-                f"  ... and {summary.skipped_records - len(summary.skipped_examples)} more",
-                err=True,
-            )
+    for line in summary.skips.lines():
+        typer.echo(line, err=True)
     typer.echo(
         f"{summary.answered_now} answers now ({summary.errors_now} failed), "
         f"{summary.already_done} from before; report: {report}",

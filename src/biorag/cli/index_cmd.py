@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from biorag.cli.common import STATE, emit_json, handle_errors
+from biorag.corpus.audit import Duplicates, SkipSummary
 from biorag.errors import BioragError
 
 app = typer.Typer(help="Build and maintain an index directory.", no_args_is_help=True)
@@ -45,10 +46,11 @@ def _report(report, as_json: bool) -> None:
             "their abstracts are in a paper_abstracts index)",
             err=True,
         )
-    if data["skipped"]:
-        typer.echo(f"skipped {data['skipped']} malformed records:", err=True)
-        for ex in data["skipped_examples"]:
-            typer.echo(f"  {ex}", err=True)
+    skips = SkipSummary(
+        data["skipped"], data["skipped_by_kind"], data["skipped_examples"], data["skipped_file"]
+    )
+    for line in skips.lines() + Duplicates(**data["duplicates"]).lines():
+        typer.echo(line, err=True)
 
 
 @app.command()
@@ -71,7 +73,7 @@ def build(
     s = STATE.settings()
     loaded = _load(corpus, fmt)  # a bad input fails before anything is written
     with IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name) as idx:
-        _report(idx.add(loaded), as_json)
+        _report(idx.add(loaded, max_record_chars=s.corpus.max_record_chars), as_json)
 
 
 @app.command()
@@ -89,7 +91,7 @@ def add(
     s = STATE.settings()
     loaded = _load(files, fmt)
     with IndexDir(index, _embedder(), retrieval=s.retrieval) as idx:
-        _report(idx.add(loaded), as_json)
+        _report(idx.add(loaded, max_record_chars=s.corpus.max_record_chars), as_json)
 
 
 @app.command()

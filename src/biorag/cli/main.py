@@ -38,9 +38,7 @@ app.add_typer(strata_cmd.app, name="strata")
 @app.callback()
 def main(
     config: Path = typer.Option(None, "--config", help="settings file (default ./biorag.toml)"),
-    verbose: bool = typer.Option(
-        False, "--verbose", "-v", is_flag=True, help="log debug lines to stderr"
-    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="log debug lines to stderr"),
 ) -> None:
     STATE.config = config
     STATE.verbose = verbose

@@ -88,3 +88,7 @@ def retrieve(
     typer.echo(f"wrote {out}: {len(qs)} queries, top {k} {level}s by {retriever}")
     for line in skipped[:20]:
         typer.echo(f"skipped {line}", err=True)
+    if len(skipped) > 20:
+        typer.echo(
+            f"... and {len(skipped) - 20} more skipped queries (--json lists the count)", err=True
+        )

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from biorag.config import Settings
+from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
 from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
@@ -57,7 +58,6 @@ log = logging.getLogger("biorag.eval")
 
 DEFAULT_CONCURRENCY = 4
 MAX_CONSECUTIVE_ERRORS = 25
-SHOW_SKIPPED = 20  # skipped dataset records listed by file and line
 
 
 @dataclass
@@ -71,7 +71,8 @@ class EvalSummary:
     errors_now: int = 0
     already_done: int = 0
     skipped_records: int = 0
-    skipped_examples: list[str] = field(default_factory=list)
+    #: the dataset's skipped records: counts by kind, the first few, the file with all of them
+    skips: SkipSummary = field(default_factory=SkipSummary)
     judged_now: int = 0
     judge_failed_now: int = 0
     already_judged: int = 0
@@ -237,7 +238,6 @@ async def arun_eval(
     loaded = _load_items(loader, dataset, data_path, split, setting, limit)
     items: list[QAItem] = list(loaded.items)
     skipped = list(getattr(loaded, "skipped", []) or [])
-    skipped_examples = [_skipped_text(r) for r in skipped[:SHOW_SKIPPED]]
     if skipped:
         log.warning("%s: %d record(s) skipped while loading", dataset, len(skipped))
     if not items:
@@ -300,9 +300,11 @@ async def arun_eval(
                 "limit": limit,
                 "n_items": len(items),
                 "skipped_records": len(skipped),
+                "skipped_by_kind": summarize_skips(skipped).by_kind,
                 "dataset_info": dict(getattr(loaded, "info", {}) or {}),
             },
         )
+        skips = summarize_skips(skipped, out / SKIPPED_FILE if skipped else None)
         records = read_predictions(out / PREDICTIONS_FILE, repair=True)
         latest = latest_records(records)
         done = {key for key, r in latest.items() if not (retry_errors and r.get("error"))}
@@ -313,7 +315,7 @@ async def arun_eval(
             n_items=len(items),
             already_done=len(items) * len(methods) - len(pending),
             skipped_records=len(skipped),
-            skipped_examples=skipped_examples,
+            skips=skips,
         )
         if pending:
             await _answer_all(
@@ -360,12 +362,6 @@ async def arun_eval(
             base.close()
     summary.metrics = metrics
     return summary
-
-
-def _skipped_text(record: Any) -> str:
-    """``file:line: reason`` of a record the loader skipped."""
-    where = record.where() if hasattr(record, "where") else str(getattr(record, "file", record))
-    return f"{where}: {getattr(record, 'reason', '')}".rstrip(": ")
 
 
 async def _answer_all(

@@ -21,6 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from biorag.config import ChunkingSettings, RetrievalSettings
+from biorag.corpus.audit import (
+    DEFAULT_MAX_RECORD_CHARS,
+    SKIPPED_FILE,
+    audit_load,
+    summarize_skips,
+)
 from biorag.corpus.models import Document, LoadReport
 from biorag.corpus.store import CorpusStore
 from biorag.errors import BioragError, IndexMismatchError
@@ -46,6 +52,9 @@ class BuildReport:
     documents_removed: int = 0
     skipped: int = 0
     skipped_examples: list[str] = field(default_factory=list)
+    skipped_by_kind: dict[str, int] = field(default_factory=dict)
+    skipped_file: str | None = None  # every skipped record of this load, with file and line
+    duplicates: dict[str, Any] = field(default_factory=dict)
     papers_without_fulltext: int = 0  # format paper_fulltexts: papers the index cannot hold
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -137,15 +146,33 @@ class IndexDir:
         self.close()
 
     # -- building --------------------------------------------------------------------------
-    def add(self, loaded: LoadReport | list[Document], batch_size: int = 256) -> BuildReport:
-        """Store new documents, then chunk, embed and index everything still pending."""
+    def add(
+        self,
+        loaded: LoadReport | list[Document],
+        batch_size: int = 256,
+        max_record_chars: int = DEFAULT_MAX_RECORD_CHARS,
+    ) -> BuildReport:
+        """Store new documents, then chunk, embed and index everything still pending.
+
+        A :class:`LoadReport` is audited first (:mod:`biorag.corpus.audit`): records over
+        ``max_record_chars`` are refused, repeated records kept once, and every skipped record
+        of this load is written to ``skipped.jsonl`` in the index directory."""
         report = BuildReport(index=str(self.path))
         t0 = time.perf_counter()
-        docs = loaded.documents if isinstance(loaded, LoadReport) else loaded
         if isinstance(loaded, LoadReport):
-            report.skipped = len(loaded.skipped)
-            report.skipped_examples = [f"{s.where()}: {s.reason}" for s in loaded.skipped[:20]]
+            duplicates, _ = audit_load(loaded, max_record_chars)
+            report.duplicates = duplicates.to_dict()
+            skips = summarize_skips(
+                loaded.skipped, self.path / SKIPPED_FILE if loaded.skipped else None
+            )
+            if not loaded.skipped:
+                (self.path / SKIPPED_FILE).unlink(missing_ok=True)  # not an earlier load's list
+            report.skipped = skips.count
+            report.skipped_examples = skips.first
+            report.skipped_by_kind = skips.by_kind
+            report.skipped_file = skips.file
             report.papers_without_fulltext = len(getattr(loaded, "without_fulltext", []))
+        docs = loaded.documents if isinstance(loaded, LoadReport) else loaded
         report.documents_new = self.store.add_documents(docs)
         report.seconds["store"] = time.perf_counter() - t0
         self.resume(report, batch_size=batch_size)
