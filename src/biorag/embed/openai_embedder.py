@@ -330,9 +330,9 @@ class OpenAIEmbedder:
         size = batch_size or self.batch_size
         starts = range(0, len(texts), size)
         if show_progress:
-            from tqdm.auto import tqdm
+            from biorag.util.progress import progress
 
-            starts = tqdm(starts, desc="embed", unit="batch")
+            starts = progress(starts, "embed", unit="batch")  # type: ignore[assignment]
         parts: list[np.ndarray] = []
         for start in starts:
             rows = self._post(list(texts[start : start + size]))

@@ -99,9 +99,9 @@ class BM25Index:
         corpus_ids: list[list[int]] = []
         texts_iter: Any = texts
         if show_progress:
-            from tqdm.auto import tqdm
+            from biorag.util.progress import progress
 
-            texts_iter = tqdm(texts, desc="BM25 tokenize", unit="doc")
+            texts_iter = progress(texts, "BM25 tokenize", unit="doc")
         for text in texts_iter:
             row = []
             for stem in tok(text):

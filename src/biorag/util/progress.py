@@ -1,34 +1,126 @@
-"""Progress bars and logging, always on stderr so stdout stays clean for results and JSON."""
+"""Progress and logging, always on stderr so stdout stays clean for results and JSON.
+
+On a terminal, progress is a tqdm bar. When stderr is not a terminal (CI, ``nohup``, a service,
+a pipe) a bar would be noise, so progress becomes a log line every ``BIORAG_PROGRESS_INTERVAL``
+seconds (default 30) and one at the end of any step that took longer than that.
+``BIORAG_PROGRESS=0`` turns both off.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
 log = logging.getLogger("biorag")
+progress_log = logging.getLogger("biorag.progress")
+DEFAULT_INTERVAL_S = 30.0
 
 
 def progress_enabled() -> bool:
-    return os.environ.get("BIORAG_PROGRESS", "1") != "0" and sys.stderr.isatty()
+    """Whether progress is shown at all (``BIORAG_PROGRESS`` is not ``0``)."""
+    return os.environ.get("BIORAG_PROGRESS", "1") != "0"
+
+
+def _on_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def _interval_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get("BIORAG_PROGRESS_INTERVAL", DEFAULT_INTERVAL_S)))
+    except ValueError:
+        return DEFAULT_INTERVAL_S
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+class LogProgress:
+    """A progress bar's interface (``update``, ``close``) that writes log lines instead."""
+
+    def __init__(self, total: int | None, desc: str, unit: str, interval_s: float) -> None:
+        self.total, self.desc, self.unit, self.interval_s = total, desc, unit, interval_s
+        self.n = 0
+        self.start = self.last = time.monotonic()
+        self.closed = False
+
+    def line(self, now: float) -> str:
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.n / elapsed
+        done = f"{self.n}/{self.total}" if self.total else str(self.n)
+        text = f"{self.desc}: {done} {self.unit}"
+        if self.total:
+            text += f" ({100 * self.n / self.total:.0f}%)"
+        text += f", {rate:.2f} {self.unit}/s, {_duration(elapsed)} elapsed"
+        if self.total and rate > 0 and self.n < self.total:
+            text += f", ~{_duration((self.total - self.n) / rate)} left"
+        return text
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = time.monotonic()
+        if now - self.last >= self.interval_s:
+            self.last = now
+            progress_log.info("%s", self.line(now))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        now = time.monotonic()
+        if now - self.start >= self.interval_s and self.n:
+            progress_log.info("%s (done)", self.line(now))
+
+    def __enter__(self) -> LogProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _NoProgress:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int | None, desc: str, unit: str = "it") -> Any:
+    """A bar with ``.update(n)`` and ``.close()``: tqdm on a terminal, log lines elsewhere."""
+    if not progress_enabled():
+        return _NoProgress()
+    if _on_terminal():
+        return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+    return LogProgress(total, desc, unit, _interval_s())
 
 
 def progress(it: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
-    """Wrap an iterable in a tqdm bar on stderr (hidden when stderr is not a terminal)."""
-    yield from tqdm(
-        it, desc=desc, total=total, unit=unit, file=sys.stderr, disable=not progress_enabled()
-    )
-
-
-def progress_bar(total: int, desc: str, unit: str = "it") -> tqdm:
-    """A manual tqdm bar on stderr; call ``.update(n)`` and ``.close()``."""
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not progress_enabled())
+    """Iterate ``it`` with a :func:`progress_bar` (``total`` taken from ``len(it)`` when it has
+    one)."""
+    if total is None and hasattr(it, "__len__"):
+        total = len(it)  # type: ignore[arg-type]
+    bar = progress_bar(total, desc, unit)
+    try:
+        for x in it:
+            yield x
+            bar.update(1)
+    finally:
+        bar.close()
 
 
 def setup_logging(verbose: bool = False) -> None:

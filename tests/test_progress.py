@@ -1,0 +1,38 @@
+"""Progress: log lines when stderr is not a terminal, nothing with BIORAG_PROGRESS=0."""
+
+from __future__ import annotations
+
+import logging
+
+from biorag.util import progress as prog
+
+
+def test_without_a_terminal_progress_is_logged_at_intervals(monkeypatch, caplog):
+    monkeypatch.setenv("BIORAG_PROGRESS", "1")
+    monkeypatch.setenv("BIORAG_PROGRESS_INTERVAL", "0")
+    monkeypatch.setattr(prog, "_on_terminal", lambda: False)
+    with caplog.at_level(logging.INFO, logger="biorag.progress"):
+        assert list(prog.progress(range(4), "embed", unit="batch")) == [0, 1, 2, 3]
+    lines = [r.getMessage() for r in caplog.records if r.name == "biorag.progress"]
+    assert lines[0].startswith("embed: 1/4 batch (25%)") and "left" in lines[0]
+    assert lines[-2].startswith("embed: 4/4 batch (100%)") and "left" not in lines[-2]
+    assert lines[-1].endswith("(done)")
+
+
+def test_short_steps_and_quiet_settings_log_nothing(monkeypatch, caplog):
+    monkeypatch.setattr(prog, "_on_terminal", lambda: False)
+    monkeypatch.setenv("BIORAG_PROGRESS", "1")
+    monkeypatch.setenv("BIORAG_PROGRESS_INTERVAL", "3600")
+    with caplog.at_level(logging.INFO, logger="biorag.progress"):
+        bar = prog.progress_bar(10, "eval", unit="answer")
+        bar.update(10)
+        bar.close()
+        monkeypatch.setenv("BIORAG_PROGRESS", "0")
+        monkeypatch.setenv("BIORAG_PROGRESS_INTERVAL", "0")
+        list(prog.progress([1, 2], "quiet"))
+    assert [r for r in caplog.records if r.name == "biorag.progress"] == []
+
+
+def test_a_bad_interval_falls_back_to_the_default(monkeypatch):
+    monkeypatch.setenv("BIORAG_PROGRESS_INTERVAL", "soon")
+    assert prog._interval_s() == prog.DEFAULT_INTERVAL_S
