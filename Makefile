@@ -24,6 +24,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy src
 
 # llama.cpp's llama-server for the real-model tests, built once per machine into a cache outside
 # the clone (~20 min on 2 cores the first time). Where it cannot be built the real_llm tests skip
@@ -39,6 +40,7 @@ mpnet: $(STAMP)
 
 test: $(STAMP) llama-server mpnet
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy src
 	$(PY) -m pytest -q
 
 clean:

@@ -338,7 +338,7 @@ def candidates(question: str, contexts: list[str], embedder: Any) -> list[dict[s
             surface.setdefault(key, name)
             total[key] = total.get(key, 0.0) + float(rel[si])
             count[key] = count.get(key, 0) + 1
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key, rel_sum in total.items():
         words = surface[key].split()
         kinds = {_kind(w) for w in words} - {None}

@@ -146,7 +146,7 @@ async def read_multiple_choice(
     name = "read" if context else "closed_book"
     tpl = PromptTemplate.load(PROMPTS, name)
     opts = "\n".join(f"{k}. {v}" for k, v in options.items())
-    variables = {"question": question, "options": opts}
+    variables: dict[str, Any] = {"question": question, "options": opts}
     if context:
         variables["context"] = number_passages(context)
     resp = await llm.chat(
@@ -169,6 +169,7 @@ async def read_multiple_choice(
 async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
     """A short answer whose sentences cite the numbered passages they rest on; with no
     ``context``, a short answer from the model's own knowledge (closed book, no citations)."""
+    values: dict[str, Any]
     if context:
         tpl = PromptTemplate.load(PROMPTS, "read_free")
         values = {"question": question, "context": number_passages(context)}

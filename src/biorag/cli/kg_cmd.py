@@ -221,7 +221,7 @@ def query(
         seconds = time.perf_counter() - start
     finally:
         store.close()
-    data = {
+    data: dict[str, Any] = {
         "question": question,
         "options": opts,
         "params": {

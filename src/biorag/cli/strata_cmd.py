@@ -72,13 +72,13 @@ def _pubmedqa(data: dict[str, Any]) -> list[dict[str, Any]]:
     for pmid, r in data.items():
         if not isinstance(r, dict) or "CONTEXTS" not in r:
             raise InputFormatError(f"PubMedQA record {pmid!r} has no CONTEXTS")
-        year = r.get("YEAR")
+        year = str(r.get("YEAR") or "")
         out.append(
             {
                 "pid": str(pmid),
                 "title": str(r.get("QUESTION") or ""),
                 "abstract": " ".join(str(c) for c in r.get("CONTEXTS") or []),
-                "year": int(year) if str(year or "").isdigit() else None,
+                "year": int(year) if year.isdigit() else None,
                 "keywords": [str(m) for m in r.get("MESHES") or []],
             }
         )

@@ -20,10 +20,13 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from biorag.errors import BioragError
 from biorag.util.files import write_json_atomic
+
+if TYPE_CHECKING:
+    from biorag.methods.claims import Claims
 
 __all__ = ["COMPONENTS_FILE", "SUMMARY_FILE", "run_components", "summarize_components"]
 
@@ -136,7 +139,12 @@ async def run_components(
                 await qa.answer(q)
                 judge_llm = judge.client(acc) if judge is not None else rt.llm
                 rec["metrics"] = await evaluate_components(
-                    qa.last_run, None, judge_llm, rt.embedder, rt.reranker
+                    # cast: build_method("claims") makes a Claims, which records its last run
+                    cast("Claims", qa).last_run,
+                    None,
+                    judge_llm,
+                    rt.embedder,
+                    rt.reranker,
                 )
                 rec["error"] = None
             except BioragError as e:

@@ -170,7 +170,7 @@ def semantic_similarity(
         texts = list(chunks_texts.values())
         claims = [claims_by_chunk.get(cid, []) for cid in chunks_texts]
     else:
-        texts, claims = list(chunks_texts), list(claims_by_chunk)  # type: ignore[arg-type]
+        texts, claims = list(chunks_texts), list(claims_by_chunk)
         if len(texts) != len(claims):
             raise ValueError(f"{len(texts)} chunks but {len(claims)} claim lists")
     joined = [" ".join(_text(c).strip() for c in cl).strip() for cl in claims]

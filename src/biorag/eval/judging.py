@@ -56,8 +56,8 @@ log = logging.getLogger("biorag.eval")
 
 MODES = ("auto", "on", "off")
 # The LLM settings a backend is built from (the rest apply per client: tokens, retries, cache).
-_BACKEND_KEYS = ("backend", "base_url", "model", "api_key_env", "hf_path", "load_in_4bit")
-_BACKEND_KEYS += ("mock_script", "timeout_s", "structured_output")
+_BACKEND_KEYS: tuple[str, ...] = ("backend", "base_url", "model", "api_key_env", "hf_path")
+_BACKEND_KEYS += ("load_in_4bit", "mock_script", "timeout_s", "structured_output")
 MAX_CONSECUTIVE_FAILURES = 25
 NOTE_OFF = 'not judged: judge.mode is "off" (set judge.mode = "auto" or pass --judge on)'
 NOTE_NO_ITEMS = "not judged: no question in this run has an ideal answer"
@@ -336,7 +336,9 @@ async def arejudge_run(
             f"the run's data {path} does not exist; pass --data with the run's dataset file"
         )
     if loader is None:
-        from biorag.eval.datasets import load_dataset as loader
+        from biorag.eval.datasets import load_dataset
+
+        loader = load_dataset
     split, setting = cfg.get("split"), cfg.get("setting")
     loaded = loader(dataset, path, split=split, setting=setting, limit=cfg.get("limit"))
     items: list[QAItem] = list(loaded.items)

@@ -177,11 +177,11 @@ def mask_texts(
                 votes.append(Counter())
             group_of[main] = known
             forms.append(ent.text.strip())
-        group = group_of[main]
-        votes[group][canonical_category(ent.category)] += 1
+        gid = group_of[main]
+        votes[gid][canonical_category(ent.category)] += 1
         for m in ent.mentions:
             if key(m) and key(m) not in group_of:
-                group_of[key(m)] = group
+                group_of[key(m)] = gid
                 forms.append(m.strip())
     if not group_of:
         return list(texts), {}
@@ -204,12 +204,12 @@ def mask_texts(
     for form, lab in preset.items():
         if key(form) in group_of:
             label.setdefault(group_of[key(form)], lab)
-        m = _LABEL.fullmatch(lab)
-        if m:
-            numbers[m.group(1)] = max(numbers[m.group(1)], int(m.group(2)))
+        lm = _LABEL.fullmatch(lab)
+        if lm:
+            numbers[lm.group(1)] = max(numbers[lm.group(1)], int(lm.group(2)))
     for text in texts:
-        for m in pattern.finditer(text):
-            g = group(m.group(0))
+        for hit in pattern.finditer(text):
+            g = group(hit.group(0))
             if g not in label:
                 numbers[category[g]] += 1
                 label[g] = f"<{category[g]}{numbers[category[g]]}>"
@@ -262,8 +262,10 @@ class EntityMasker:
         out = []
         for it in items:
             if isinstance(it, dict) and isinstance(it.get("text"), str) and it["text"].strip():
-                mentions = it.get("mentions") if isinstance(it.get("mentions"), list) else []
-                cat = it.get("category", it.get("type", "OtherEntity"))
+                raw_mentions = it.get("mentions")
+                mentions = raw_mentions if isinstance(raw_mentions, list) else []
+                # str(): the JSON may hold any value; canonical_category() reads str() of it
+                cat = str(it.get("category", it.get("type", "OtherEntity")))
                 out.append(Entity(it["text"], cat, tuple(str(m) for m in mentions)))
         self.stats["llm_texts"] += 1
         return out

@@ -51,15 +51,15 @@ class QuestionRuntime(Runtime):
         with self._locks["build"]:
             return getattr(self._base, name)
 
-    @property  # type: ignore[override]
+    @property
     def llm(self) -> Any | None:
         return self._llm
 
-    @property  # type: ignore[override]
+    @property
     def embedder(self) -> Any:
         return self._shared("embedder")
 
-    @property  # type: ignore[override]
+    @property
     def searcher(self) -> Any:
         return LockedSearcher(self._shared("searcher"), self._locks["search"])
 

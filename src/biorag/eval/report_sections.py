@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 
@@ -57,7 +57,7 @@ def judged_notes(methods: dict[str, dict[str, Any]]) -> list[str]:
     return notes
 
 
-def judged_section(runs: list[RunLike], label: Callable[[str], str]) -> list[str]:
+def judged_section(runs: Sequence[RunLike], label: Callable[[str], str]) -> list[str]:
     """``## Judged answer score`` lines; none when no run has a judged score or a note."""
     rows: list[list[str]] = []
     notes: list[str] = []
@@ -97,7 +97,7 @@ def judged_section(runs: list[RunLike], label: Callable[[str], str]) -> list[str
     return lines
 
 
-def accounting_section(runs: list[RunLike], label: Callable[[str], str]) -> list[str]:
+def accounting_section(runs: Sequence[RunLike], label: Callable[[str], str]) -> list[str]:
     """``## Accounting (per question)``: LLM calls, tokens and seconds per method and run."""
     rows = []
     for r in runs:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from biorag.config import Settings
 from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
@@ -140,7 +140,7 @@ def _prediction_record(
     }
 
 
-def _question_type(item: QAItem) -> str:
+def _question_type(item: QAItem) -> Literal["", "yesno", "factoid", "list", "summary"]:
     """The item's type as a :class:`Question` knows it (``""`` for multiple choice, spans...)."""
     qt = item.question_type
     return qt if qt in ("yesno", "factoid", "list", "summary") else ""
@@ -158,7 +158,9 @@ def _load_items(
     limit: int | None,
 ) -> Any:
     if loader is None:
-        from biorag.eval.datasets import load_dataset as loader
+        from biorag.eval.datasets import load_dataset
+
+        loader = load_dataset
     return loader(dataset, Path(data_path), split=split, setting=setting, limit=limit)
 
 
@@ -257,8 +259,9 @@ async def arun_eval(
         for m in methods:  # unknown methods and bad options fail before anything is answered
             qa = build_method(m, base, method_options.get(m))
             effective[m] = dict(qa.options)
-            if callable(getattr(qa, "kg_dir", None)):
-                kg_dirs.append(qa.kg_dir())
+            kg_dir = getattr(qa, "kg_dir", None)
+            if callable(kg_dir):
+                kg_dirs.append(kg_dir())
             if qa.needs_index and not index_paths and any(not it.context for it in items):
                 raise BioragError(
                     f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
@@ -381,7 +384,7 @@ async def _answer_all(
 
     locks = {"build": threading.Lock(), "search": threading.Lock()}
     queue = iter(pending)
-    state = {"consecutive": 0, "last_error": "", "stop": False}
+    state: dict[str, Any] = {"consecutive": 0, "last_error": "", "stop": False}
 
     async def answer_one(method: str, item: QAItem) -> dict[str, Any]:
         acc = Accounting()

@@ -100,7 +100,8 @@ class BatchedClaimTripleExtractor:
         self.fallback_chunks = len(lost)
         # The first pass's claims are complete: their triples (and any repair fallbacks) run
         # while gleaning and the lost chunks' re-extraction are under way, one round saved.
-        first, first_prev = ClaimSet(), {}
+        first = ClaimSet()
+        first_prev: dict[str, str] = {}
         for i, chunk in enumerate(chunks):
             for block in blocks.get(i, []):
                 self._add_block(chunk, block, first, first_prev)

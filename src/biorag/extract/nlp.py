@@ -133,14 +133,14 @@ def verb_flags(tokens: list[Token]) -> list[bool]:
         flags.append(flag)
     for i in range(len(tokens) - 1):  # "results suggest": a noun before a verb
         info = VERB_FORMS.get(tokens[i].lower)
-        nxt = tokens[i + 1].lower
+        nxt_lower = tokens[i + 1].lower
         if (
             flags[i]
             and flags[i + 1]
             and info
             and info[1] == "3sg"
             and tokens[i].lower != "has"
-            and (nxt not in AUXILIARIES or nxt in MODALS)
+            and (nxt_lower not in AUXILIARIES or nxt_lower in MODALS)
         ):
             flags[i] = False
     return flags

@@ -229,7 +229,8 @@ def parse_blocks(text: str) -> list[Block]:
 
 def parse_entities(text: str) -> list[str]:
     """Entity names: ``ENTITY:`` lines, else list items / short lines; deduplicated."""
-    labelled, loose = [], []
+    labelled: list[str] = []
+    loose: list[str] = []
     for raw in _strip_fences(text).splitlines():
         if not raw.strip():
             continue

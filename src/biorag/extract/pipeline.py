@@ -189,7 +189,7 @@ def build_extraction(
             f"unknown extraction strategy {strategy!r}; use single_stage, two_stage, "
             "direct_triples or entity_pairs"
         )
-    common = {"max_chunk_tokens": max_chunk_tokens, "counter": counter}
+    common: dict[str, Any] = {"max_chunk_tokens": max_chunk_tokens, "counter": counter}
     if llm is None:
         return Extraction(
             RuleClaimExtractor(), PatternTripleExtractor(), mode="rules", strategy="rules",

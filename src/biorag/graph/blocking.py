@@ -41,7 +41,9 @@ RADIUS_SLACK = 1e-4  # range-search radius below the threshold: a superset of pa
 QUERY_CHUNK = 8192
 
 
-def _range_pairs(index: Any, x: np.ndarray, radius: float) -> tuple[np.ndarray, ...]:
+def _range_pairs(
+    index: Any, x: np.ndarray, radius: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs ``i < j`` with inner product > ``radius``, and their similarities."""
     rows: list[np.ndarray] = []
     cols: list[np.ndarray] = []

@@ -129,7 +129,10 @@ def cluster_vectors(
     n = len(x)
     if n <= block_above:
         labels = upgma_labels(x, threshold)
-        stats = {"n": n, "seconds": round(time.perf_counter() - t0, 4)}
+        stats: dict[str, float | int | str] = {
+            "n": n,
+            "seconds": round(time.perf_counter() - t0, 4),
+        }
         return ClusterResult(labels, "exact", True, stats)
 
     from biorag.graph.blocking import find_blocks

@@ -23,8 +23,7 @@ import numpy as np
 from biorag.errors import BioragError
 from biorag.kg.entity_index import FAISS, FORMAT, META, VECTORS, EntityIndex
 from biorag.kg.models import normalize_key
-from biorag.kg.sqlite_store import FILENAME
-from biorag.kg.store import open_store
+from biorag.kg.sqlite_store import FILENAME, SQLiteKGStore
 from biorag.util.files import write_json_atomic
 
 __all__ = ["BUILD_FILE", "REVIEW_FILE", "kg_stats", "require_kg", "sync_entity_index"]
@@ -81,7 +80,7 @@ def require_kg(directory: str | Path) -> Path:
 def kg_stats(directory: str | Path, top: int = 10) -> dict[str, Any]:
     """Counts, the most frequent predicates and subjects, the entity index and the last build."""
     d = require_kg(directory)
-    store = open_store(d)
+    store = SQLiteKGStore(d)  # what open_store(d) opens; its .db is needed below
     db = store.db  # the SQLite store's connection: the aggregate queries below are SQL
     try:
         one = lambda sql: db.execute(sql).fetchone()[0]  # noqa: E731

@@ -110,9 +110,9 @@ def load_provenance(directory: str | Path) -> Provenance:
     if (d / PROVENANCE_FILE).is_file():
         return _read(d / PROVENANCE_FILE)
     from biorag.kg.directory import require_kg
-    from biorag.kg.store import open_store
+    from biorag.kg.sqlite_store import SQLiteKGStore
 
-    store = open_store(require_kg(d))
+    store = SQLiteKGStore(require_kg(d))  # open_store's sqlite backend, with its .db
     try:
         ids = {str(r[0]) for r in store.db.execute("SELECT DISTINCT source_id FROM triplets")}
     finally:

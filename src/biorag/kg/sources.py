@@ -207,7 +207,8 @@ def _text_files(path: Path) -> list[Path]:
 def _paragraphs(text: str) -> list[tuple[int, str]]:
     """``(first line number, paragraph)`` of blank-line separated paragraphs."""
     out: list[tuple[int, str]] = []
-    start, lines = 0, []
+    start = 0
+    lines: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
             if not lines:

@@ -22,8 +22,12 @@ class LLMBackend(Protocol):
     model directory's content fingerprint and how it is loaded).
     """
 
-    name: str
-    model: str
+    # Read-only: middlewares expose these as properties of the backend they wrap.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
         """Answer one request or raise :class:`LLMError` (:class:`RetryableLLMError` if a

@@ -193,7 +193,8 @@ class HFBackend:
             pass
         try:
             tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-            lm = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
+            # Any: the GGUF quantization attributes are cleared below, which the stubs refuse
+            lm: Any = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
         except (OSError, ValueError, KeyError, RuntimeError) as e:
             raise LLMError(f"cannot convert the GGUF file llm.hf_path {self.path}: {e}") from e
         # The weights are plain dense tensors now: drop the GGUF "quantization" so that
@@ -271,7 +272,8 @@ class HFBackend:
             kwargs["dtype"] = torch.bfloat16 if device.startswith("cuda") else torch.float32
         try:
             tok = AutoTokenizer.from_pretrained(str(model_dir))
-            lm = AutoModelForCausalLM.from_pretrained(str(model_dir), **kwargs)
+            # Any: transformers' stubs type .to() as taking a model, not a device string
+            lm: Any = AutoModelForCausalLM.from_pretrained(str(model_dir), **kwargs)
         except (OSError, ValueError) as e:
             raise LLMError(f"cannot load the transformers model at {model_dir}: {e}") from e
         if "device_map" not in kwargs:

@@ -6,7 +6,7 @@ import abc
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -232,7 +232,8 @@ class QAMethod(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "answer" in cls.__dict__ and not getattr(cls.answer, "_context_traced", False):
-            cls.answer = _with_context_trace(cls.answer)  # type: ignore[method-assign]
+            # mypy cannot type a wrapper assigned over a method (the wrapper's self is Any)
+            cls.answer = _with_context_trace(cls.answer)  # type: ignore[method-assign,assignment]
 
     def __init__(self, runtime: Runtime, **options: Any):
         self.rt = runtime
@@ -246,8 +247,8 @@ class QAMethod(abc.ABC):
 
 
 def _with_context_trace(
-    answer: Callable[[Any, Question], Awaitable[Answer]],
-) -> Callable[[Any, Question], Awaitable[Answer]]:
+    answer: Callable[[Any, Question], Coroutine[Any, Any, Answer]],
+) -> Callable[[Any, Question], Coroutine[Any, Any, Answer]]:
     """``answer`` recording the context fitting of its LLM requests into the answer."""
     from biorag.llm.context import collect_fits
 

@@ -240,7 +240,7 @@ class Claims(QAMethod):
             run.seconds[stage] = time.perf_counter() - t
         context = build_context(run.summaries) if run.summaries else ""
         summary_texts = [s.text for s in run.summaries]
-        base = {
+        base: dict[str, Any] = {
             "method": self.name,
             "question_id": question.id,
             "context": context,

@@ -38,16 +38,16 @@ class ClosedBook(QAMethod):
                 answer_text=res.answer_text,
                 notes=["no-LLM floor: options compared with the question only", res.rationale],
             )
-        res = await read_multiple_choice(
+        read = await read_multiple_choice(
             llm, question.text, question.options, None, self.rt.settings.answer.extraction
         )
         return Answer(
             method=self.name,
             question_id=question.id,
-            answer=res.answer,
-            answer_text=res.answer_text,
-            raw_output=res.raw_output,
-            parse_failed=res.parse_failed,
+            answer=read.answer,
+            answer_text=read.answer_text,
+            raw_output=read.raw_output,
+            parse_failed=read.parse_failed,
             llm_used=True,
         )
 

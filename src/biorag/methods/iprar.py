@@ -198,7 +198,8 @@ class _GivenSource:
             sims = self.vectors @ np.asarray(self.embedder.embed([query]))[0]
             order = np.argsort(-sims, kind="stable")
             scored = [(self.passages[i], float(sims[i])) for i in order]
-        out, docs = [], set()
+        out: list[Any] = []
+        docs: set[str] = set()
         for p, s in scored:
             if level == "doc" and p.doc_id in docs:
                 continue
@@ -276,7 +277,8 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         resp = await self._chat(llm, "iprar_prereason", values, json_schema=PREREASON_SCHEMA)
         got = resp.parsed if isinstance(resp.parsed, dict) else {}
         kws = [str(x).strip() for x in got.get("keywords") or [] if str(x).strip()]
-        syn_in = got.get("synonyms") if isinstance(got.get("synonyms"), dict) else {}
+        raw_syn = got.get("synonyms")
+        syn_in = raw_syn if isinstance(raw_syn, dict) else {}
         syns = {
             str(k): [str(x) for x in v if str(x).strip()]
             for k, v in syn_in.items()

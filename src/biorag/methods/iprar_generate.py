@@ -148,7 +148,9 @@ class ProgressiveGeneration:
         target = int(self.options["relevant_target"])
         if not self.options["use_relevance_check"]:
             return [c.chunk_id for c in ranked[:target]], []
-        llm, verdicts, relevant = self.rt.llm, [], []
+        llm = self.rt.llm
+        verdicts: list[dict] = []
+        relevant: list[str] = []
         if llm is not None and int(self.options["relevance_batch"]) > 1:
             relevant, verdicts = await self._relevance_batched(question, ranked, texts, target)
             return relevant or [c.chunk_id for c in ranked[:target]], verdicts
@@ -185,7 +187,9 @@ class ProgressiveGeneration:
     ) -> tuple[list[str], list[dict]]:
         """``relevance_batch`` chunks per ``iprar_relevance_batch`` call, in ranked order."""
         size = int(self.options["relevance_batch"])
-        llm, verdicts, relevant = self.rt.llm, [], []
+        llm = self.rt.llm
+        verdicts: list[dict] = []
+        relevant: list[str] = []
         for b, start in enumerate(range(0, len(ranked), size)):
             batch = ranked[start : start + size]
             values = {
@@ -313,7 +317,7 @@ class ProgressiveGeneration:
 
         llm = self.reasoning_llm()
         ctx = [it.text for it in items]
-        base = {
+        base: dict[str, Any] = {
             "method": self.name,
             "question_id": question.id,
             "context": "\n\n".join(ctx),

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from biorag.answer.floor import answer_without_llm
 from biorag.answer.regex_extract import extract_letter_regex
@@ -102,7 +102,8 @@ def _open_retriever(path: Path, backend: str, embedder: Any, params: dict[str, A
         from biorag.kg.retrieval import KGRetriever
         from biorag.kg.store import open_store
 
-        store = open_store(path, backend=backend)
+        # cast: the option is a plain str; open_store refuses any other backend name
+        store = open_store(path, backend=cast(Literal["sqlite", "neo4j"], backend))
         index = EntityIndex.open(path if path.is_dir() else path.parent, embedder)
         index.sync(store.entities())
         return KGRetriever(store, index, embedder, **params)
@@ -174,7 +175,7 @@ class VectorGraphRAG(QAMethod):
         tpl = _template()
         opts = question.options_block()
         context = numbered_passages(triplets)
-        values = {
+        values: dict[str, Any] = {
             "task": TASK_MC if question.options else TASK_OPEN,
             "context": context if context or self.paper_compat else NO_CONTEXT,
             "question": question.text.strip(),
@@ -212,8 +213,13 @@ class VectorGraphRAG(QAMethod):
             ],
             "params": self.params,
         }
-        base = {"method": self.name, "question_id": question.id, "evidence": evidence,
-                "context": "\n".join(texts), "details": details}  # fmt: skip
+        base: dict[str, Any] = {
+            "method": self.name,
+            "question_id": question.id,
+            "evidence": evidence,
+            "context": "\n".join(texts),
+            "details": details,
+        }
         llm = self.rt.llm
         if llm is None:
             passages = [

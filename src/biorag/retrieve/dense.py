@@ -124,6 +124,7 @@ class DenseIndex:
         if kind == "ivf" and n == 0:
             kind = "flat"  # nothing to train k-means on
         params: dict[str, Any] = {}
+        index: Any
         if kind == "flat":
             index = faiss.IndexFlatIP(dim)
         elif kind == "hnsw":

@@ -42,7 +42,11 @@ def fuse_for_run(
 
     if len(rankings) == 1:
         seen: set[str] = set()
-        out = [(d, s) for d, s in rankings[0] if not (d in seen or seen.add(d))]
+        out: list[tuple[str, float]] = []
+        for d, s in rankings[0]:
+            if d not in seen:
+                seen.add(d)
+                out.append((d, s))
         return out[:limit]
     fused = reciprocal_rank_fusion([ranked(list(r)) for r in rankings], k=rrf_k, limit=limit)
     return [(h.id, h.score) for h in fused]

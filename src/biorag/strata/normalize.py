@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata.vocab import VocabEntry, Vocabulary
+
+if TYPE_CHECKING:
+    from biorag.llm.factory import LLM
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ class Normalizer:
         self,
         vocab: Vocabulary,
         embedder: Embedder | None = None,
-        llm: object | None = None,
+        llm: LLM | None = None,
         *,
         threshold: float = 0.85,
         top_k: int = 5,
@@ -145,6 +149,9 @@ class Normalizer:
 
     def _ask(self, mention: str, type_: str, cands: list[tuple[VocabEntry, float]]):
         """The LLM's index (int), None for "none", or False when the call failed."""
+        llm = self.llm
+        if llm is None:  # _normalize() asks only when it has an LLM
+            raise RuntimeError("Normalizer._ask called without an LLM")
         lines = "\n".join(
             f"{i}. {e.name} [{e.type}] (synonyms: {', '.join(e.synonyms[:5]) or '-'})"
             for i, (e, _) in enumerate(cands)
@@ -158,13 +165,13 @@ class Normalizer:
         )
         self.stats["asked"] += 1
         try:
-            resp = self.llm.run_sync(self.llm.chat_json(req))  # type: ignore[attr-defined]
+            resp = llm.run_sync(llm.chat_json(req))
         except LLMUnavailableError:
             raise  # no model at all: stop, do not run on without it
         except LLMError as e:
             log.warning("strata_normalize failed for %r: %s", mention, e)
             self.stats["failed"] += 1
-            note_fallback(self.llm, "strata_normalize")
+            note_fallback(llm, "strata_normalize")
             return False
         val = resp.parsed.get("choice") if isinstance(resp.parsed, dict) else False
         if isinstance(val, bool) or not (val is None or isinstance(val, int)):

@@ -287,6 +287,16 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return v / np.where(norms == 0, 1.0, norms)
 
 
+def _node_vectors(nodes: Sequence[TreeNode]) -> np.ndarray:
+    """The nodes' vectors stacked (every node :func:`build_tree` makes has one)."""
+    vecs: list[np.ndarray] = []
+    for n in nodes:
+        if n.vector is None:
+            raise ValueError(f"RAPTOR node {n.id!r} has no vector")
+        vecs.append(n.vector)
+    return np.stack(vecs)
+
+
 def _split_oversized(
     rows: list[int], x: np.ndarray, sizes: list[int], limit: int | None, kwargs: dict[str, Any]
 ) -> list[list[int]]:
@@ -335,11 +345,12 @@ async def build_tree(
         tree.stop_reason = "no leaves"
         return tree
     if vectors is None:
-        vectors = await asyncio.to_thread(embedder.embed, [t for _, t, _ in leaves])
-    vecs = _normalize(vectors)
+        vecs = _normalize(await asyncio.to_thread(embedder.embed, [t for _, t, _ in leaves]))
+    else:
+        vecs = _normalize(vectors)
     for (nid, text, chunk_ids), v in zip(leaves, vecs, strict=True):
         tree.add(TreeNode(id=nid, layer=0, text=text, chunk_ids=list(chunk_ids), vector=v))
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "dim": reduction_dim,
         "reduction": reduction,
         "max_clusters": max_clusters,
@@ -355,7 +366,7 @@ async def build_tree(
         if len(current) <= 1:
             tree.stop_reason = "one node"
             break
-        x = np.stack([n.vector for n in current])
+        x = _node_vectors(current)
         clusters, used = await asyncio.to_thread(cluster_vectors, x, **kwargs)
         reductions.append(used)
         sizes = counter.count_many([n.text for n in current])
@@ -400,6 +411,6 @@ def rank_nodes(tree: RaptorTree, query_vector: np.ndarray) -> list[tuple[TreeNod
     if not nodes:
         return []
     q = _normalize(query_vector)
-    sims = np.stack([n.vector for n in nodes]) @ q
+    sims = _node_vectors(nodes) @ q
     order = np.argsort(-sims, kind="stable")
     return [(nodes[i], float(sims[i])) for i in order]

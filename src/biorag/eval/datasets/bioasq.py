@@ -100,6 +100,7 @@ def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     exact = q.get("exact_answer")
     meta: dict[str, Any] = {"batch": batch, "ideal_answer": ideals}
     options: dict[str, str] = {}
+    gold: str | list[list[str]]
     if qtype == "yesno":
         raw = exact[0] if isinstance(exact, list) and len(exact) == 1 else exact
         word = raw.strip().lower() if isinstance(raw, str) else None
