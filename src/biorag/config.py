@@ -118,6 +118,11 @@ class EmbedSettings(_Section):
         description="float16: float16 autocast for large inputs on a CUDA device (about 4x faster "
         "forward passes); ignored on the CPU",
     )
+    long_texts: Literal["pool", "truncate"] = Field(
+        default="pool",
+        description="a text longer than the local model reads (256 word pieces for MiniLM): "
+        "pool = embed its windows and average them; truncate = the model's own cut",
+    )
     cache: bool = True
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -26,8 +27,14 @@ def ensure_demo_index(home: Path, rt: Runtime) -> Path:
     from biorag.retrieve.index import IndexDir, index_stats
 
     path = home / "demo-index"
-    if (path / "manifest.json").is_file() and index_stats(path)["complete"]:
-        return path
+    if (path / "manifest.json").is_file():
+        stats = index_stats(path)
+        if stats["embed_model"] == rt.embedder.model_id and stats["complete"]:
+            return path
+        if stats["embed_model"] != rt.embedder.model_id:  # the demo index is biorag's own cache
+            built = stats["embed_model"]
+            typer.echo(f"the demo index was built with {built}: rebuilding it", err=True)
+            shutil.rmtree(path)
     typer.echo(f"building the demo index in {path} (once)...", err=True)
     s = STATE.settings()
     with resources.as_file(resources.files(DATA).joinpath("pubmedqa_sample.jsonl")) as sample:

@@ -28,6 +28,7 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
             device=settings.device,
             batch_size=settings.batch_size,
             precision=settings.precision,
+            long_texts=settings.long_texts,
         )
     elif settings.backend == "openai":
         if not settings.base_url:

@@ -118,13 +118,20 @@ class SentenceTransformerEmbedder:
         batch_size: int = 64,
         pipeline: str = "auto",
         precision: str = "float32",
+        long_texts: str = "pool",
     ):
+        if long_texts not in ("pool", "truncate"):
+            raise BioragError(f"embed.long_texts must be pool or truncate, not {long_texts!r}")
         if pipeline not in ("auto", "on", "off"):
             raise BioragError(f"embed pipeline must be auto, on or off, not {pipeline!r}")
         if precision not in ("float32", "float16"):
             raise BioragError(f"embed.precision must be float32 or float16, not {precision!r}")
         self.path, name = resolve_model(model)
-        self.model_id = f"sentence-transformers:{name}"
+        # pooled vectors of long texts differ from truncated ones: caches and indexes tell them
+        # apart by the model id
+        suffix = "#pool" if long_texts == "pool" else ""
+        self.model_id = f"sentence-transformers:{name}{suffix}"
+        self.long_texts = long_texts
         self.device = device
         self.batch_size = batch_size
         self.pipeline = pipeline
@@ -155,10 +162,28 @@ class SentenceTransformerEmbedder:
     def embed(
         self, texts: list[str], *, batch_size: int | None = None, show_progress: bool = False
     ) -> np.ndarray:
-        """Normalized float32 vectors for ``texts``, shape ``(len(texts), dim)``."""
+        """Normalized float32 vectors for ``texts``, shape ``(len(texts), dim)``; a text longer
+        than the model reads is embedded by windows and pooled (:mod:`biorag.embed.windows`)
+        unless ``long_texts="truncate"``."""
         if not texts:
             return empty(self.dim)
         model = self._load()
+        if self.long_texts == "pool":
+            from biorag.embed import windows
+
+            width = windows.window_tokens(model)
+            spans = windows.token_spans(model.tokenizer, list(texts))
+            if any(len(s) > width for s in spans):
+                pieces, owner = windows.split_windows(
+                    list(texts), spans, width, windows.OVERLAP_TOKENS
+                )
+                vectors = self._encode(model, pieces, batch_size, show_progress)
+                return windows.pool(vectors, owner, len(texts))
+        return self._encode(model, list(texts), batch_size, show_progress)
+
+    def _encode(
+        self, model: Any, texts: list[str], batch_size: int | None, show_progress: bool
+    ) -> np.ndarray:
         size = batch_size or self.batch_size
         wanted = self.pipeline == "on" or (self.pipeline == "auto" and not self.on_cpu)
         if wanted:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from biorag.embed.base import l2_normalize
+from biorag.embed.windows import mismatch_hint
 from biorag.errors import IndexMismatchError
 from biorag.kg.models import normalize_key
 from biorag.util.files import write_json_atomic
@@ -73,7 +74,8 @@ class EntityIndex:
                 f"the entity index in {self.dir} was built with {meta.get('model_id')!r} "
                 f"(dim {meta.get('dim')}), but the configured embedder is {self.model_id!r} "
                 f"(dim {self.dim}): configure that embed.model, or delete "
-                f"{self.dir / 'entities.*'} to rebuild the index"
+                f"{self.dir / 'entities.*'} to rebuild the index."
+                + mismatch_hint(str(meta.get("model_id")), self.model_id)
             )
         names = [str(n) for n in meta.get("names", [])]
         vpath = self.dir / VECTORS

@@ -29,6 +29,7 @@ from biorag.corpus.audit import (
 )
 from biorag.corpus.models import Document, LoadReport
 from biorag.corpus.store import CorpusStore
+from biorag.embed.windows import long_chunk_policy, mismatch_hint
 from biorag.errors import BioragError, IndexMismatchError
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress, progress_bar
@@ -129,7 +130,8 @@ class IndexDir:
             raise IndexMismatchError(
                 f"index {self.path} was built with embedding model {manifest['embed_model']} "
                 f"(dim {manifest['dim']}), but the configured model is {self.embedder.model_id} "
-                f"(dim {self.embedder.dim}); set embed.model to the index's model or rebuild"
+                f"(dim {self.embedder.dim}); set embed.model to the index's model or rebuild."
+                + mismatch_hint(manifest["embed_model"], self.embedder.model_id)
             )
 
     @property
@@ -291,6 +293,7 @@ def index_stats(path: str | Path) -> dict[str, Any]:
             "chunks": store.count_chunks(),
             "chunks_embedded": store.count_chunks(with_vectors=True),
             "complete": by_state.get("embedded", 0) == docs,
+            "long_chunks": long_chunk_policy(manifest["embed_model"]),
         }
     finally:
         store.close()

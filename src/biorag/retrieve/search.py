@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from biorag.config import RetrievalSettings
 from biorag.corpus.store import CorpusStore
+from biorag.embed.windows import mismatch_hint
 from biorag.errors import BioragError, IndexMismatchError
 from biorag.retrieve.index import read_manifest
 
@@ -72,6 +73,7 @@ class Searcher:
                 f"index {self.path} was built with {self.manifest['embed_model']} "
                 f"(dim {self.manifest['dim']}); the configured embedding model is "
                 f"{emb.model_id} (dim {emb.dim}). Set embed.model to the index's model or rebuild."
+                + mismatch_hint(self.manifest["embed_model"], emb.model_id)
             )
         return emb
 
