@@ -179,6 +179,7 @@ def build(
 
     from biorag.llm.stage_yield import describe_yields
     from biorag.strata import build_strata, load_vocabulary
+    from biorag.strata.word_shapes import VOCABULARY_SOURCES, entity_source
 
     if limit is not None and limit < 1:
         raise BioragError("--limit must be at least 1")
@@ -192,6 +193,11 @@ def build(
     llm = _llm()
     if llm is None:
         _say("no LLM configured: no-LLM floor (patterns, vocabulary, keywords)")
+    if not len(vocab):
+        _say(
+            "no vocabulary given: entities are " + entity_source(0, llm is not None) + ". "
+            "A vocabulary types and merges them (Type 2 Diabetes = T2D): " + VOCABULARY_SOURCES
+        )
     with llm_session(llm) as accounting:
         report = build_strata(rows, llm, embedder, vocab, out, backend=b, uri=uri, **kw)
     if as_json:
@@ -203,6 +209,7 @@ def build(
             f"{sum(report.nodes.values())} nodes, {sum(report.edges.values())} edges; "
             f"{report.flat_triplets_added} entity relations added to the flat store"
         )
+        _say(f"entities: {report.entities}")
         _say(f"VectorGraphRAG: {report.vectorgraphrag}")
         for line in describe_yields(report.llm_yield):
             _say(f"LLM yield, {line}")

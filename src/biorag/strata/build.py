@@ -60,6 +60,7 @@ from biorag.strata.extract import (
 )
 from biorag.strata.normalize import Normalizer
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
+from biorag.strata.word_shapes import ShapeMatcher, entity_source
 from biorag.util.files import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class BuildReport:
     # per LLM stage: inputs, usable, outputs, fallbacks and shares (StageYield.to_dict())
     llm_yield: dict[str, dict[str, Any]] = field(default_factory=dict)
     mode: str = "no-llm"
+    entities: str = ""  # how entity mentions were found and whether they are normalized
     flat_triplets_added: int = 0  # entity relations new to the flat VectorGraphRAG store
     flat_triplets_duplicates: int = 0  # already there (another paper, an earlier build)
     flat_entities_embedded: int | None = None  # entity index synced (None: not done here)
@@ -178,7 +180,8 @@ def _build(
         ),
     }
     names = NameMatcher(embedder)
-    matcher = MentionMatcher(vocab)
+    matcher: MentionMatcher | ShapeMatcher = MentionMatcher(vocab) if len(vocab) else ShapeMatcher()
+    report.entities = entity_source(len(vocab), llm is not None)
     pids = {str(p["pid"]) for p in papers}
     for p in papers:  # every input paper first, so a citation never makes it a stub
         store.upsert_node("Paper", str(p["pid"]), str(p.get("title") or p["pid"]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from biorag.corpus.sentences import sentence_texts
 from biorag.errors import LLMError
@@ -222,11 +223,13 @@ def _mention_in(phrase: str, mentions: list[tuple[str, str, int, int]]):
 
 
 def extract_triplets_rules(
-    abstract: str, vocab: Vocabulary, matcher: MentionMatcher | None = None
+    abstract: str, vocab: Vocabulary, matcher: Any = None
 ) -> list[EntityTriplet]:
     """The no-LLM floor: pattern triples between two dictionary-matched typed entities, and a
     drug-drug ``synergizes_with`` / ``antagonizes`` triplet for a sentence that names two drugs
-    and a synergy/antagonism word without a negation."""
+    and a synergy/antagonism word without a negation. ``matcher``: anything with the
+    :class:`MentionMatcher` ``find`` (a :class:`~biorag.strata.word_shapes.ShapeMatcher` when
+    there is no vocabulary)."""
     matcher = matcher or MentionMatcher(vocab)
     out: list[EntityTriplet] = []
     for sent in sentence_texts(abstract):
