@@ -6,6 +6,8 @@ import random
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import f1_score
 
 from biorag.eval.metrics.qa import accuracy, f1_per_label, macro_f1, per_subset
@@ -61,3 +63,25 @@ def test_per_subset() -> None:
     assert out == {"anatomy": {"n": 2, "accuracy": 0.5}, "genetics": {"n": 1, "accuracy": 1.0}}
     with pytest.raises(ValueError):
         per_subset(["x"], ["A", "B"], ["A", "B"])
+
+
+_LABELS = ["yes", "no", "maybe"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    pairs=st.lists(
+        st.tuples(st.sampled_from(_LABELS), st.sampled_from([*_LABELS, None, "B"])), max_size=15
+    ),
+    labels=st.sampled_from([None, _LABELS, ["yes"]]),
+)
+def test_f1_per_label_is_the_textbook_formula(pairs, labels):
+    golds, preds = [g for g, _ in pairs], [p for _, p in pairs]
+    got = f1_per_label(golds, preds, labels)
+    names = labels or sorted({*golds, *(p.lower() for p in preds if p is not None)} - {None})
+    for name in names:
+        tp = sum(g == name and (p or "").lower() == name for g, p in pairs)
+        fp = sum(g != name and (p or "").lower() == name for g, p in pairs)
+        fn = sum(g == name and (p or "").lower() != name for g, p in pairs)
+        want = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else 0.0
+        assert abs(got[name] - want) < 1e-12, (name, got, want)

@@ -93,7 +93,10 @@ def write_run(
 
 
 def read_run(path: str | Path) -> Run:
-    """Read a TREC run file into query id -> ``(docid, score)`` pairs ordered by the rank column."""
+    """Read a TREC run file into query id -> ``(docid, score)`` pairs ordered by the rank column.
+
+    Not ``ir_measures.read_trec_run``: it drops the rank column and orders by score, which
+    reorders fused rankings whose scores tie (see :func:`evaluate_run`)."""
     path = Path(path)
     ranked: dict[str, list[tuple[int, str, float]]] = {}
     with path.open(encoding="utf-8") as f:

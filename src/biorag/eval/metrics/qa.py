@@ -66,7 +66,8 @@ def accuracy(golds: Sequence[Any], preds: Sequence[Any]) -> float:
 def f1_per_label(
     golds: Sequence[Any], preds: Sequence[Any], labels: Sequence[Any] | None = None
 ) -> dict[str, float]:
-    """F1 of each label, ``2TP / (2TP + FP + FN)`` (0.0 when the denominator is 0).
+    """F1 of each label, ``2TP / (2TP + FP + FN)`` (0.0 when the denominator is 0), by
+    scikit-learn's ``f1_score``.
 
     ``labels=None`` uses the union of gold and predicted labels (scikit-learn's default), sorted.
     """
@@ -77,14 +78,21 @@ def f1_per_label(
         names = sorted({x for x in g if x is not None} | {x for x in p if x is not None})
     else:
         names = [n for n in (norm_label(x) for x in labels) if n is not None]
-    out: dict[str, float] = {}
-    for label in names:
-        tp = sum(1 for a, b in zip(g, p, strict=True) if a == label and b == label)
-        fp = sum(1 for a, b in zip(g, p, strict=True) if a != label and b == label)
-        fn = sum(1 for a, b in zip(g, p, strict=True) if a == label and b != label)
-        denom = 2 * tp + fp + fn
-        out[label] = 2 * tp / denom if denom else 0.0
-    return out
+    if not names or not g:
+        return dict.fromkeys(names, 0.0)
+    from sklearn.metrics import f1_score
+
+    # an unreadable answer (None) is a label of its own outside ``names``: a miss for the gold
+    # label, a false positive for none
+    none = "\x00unanswered"
+    scores = f1_score(
+        [none if x is None else x for x in g],
+        [none if x is None else x for x in p],
+        labels=names,
+        average=None,
+        zero_division=0.0,
+    )
+    return {label: float(v) for label, v in zip(names, scores, strict=True)}
 
 
 def macro_f1(
