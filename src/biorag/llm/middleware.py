@@ -15,6 +15,7 @@ import logging
 import random
 import weakref
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import Accounting
@@ -132,32 +133,56 @@ class RetryMiddleware(_Wrapper):
         return min(self.base_delay * (2**attempt), self.max_delay) * random.uniform(0.5, 1.0)
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
-        attempt = 0
+        from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
+
         timeouts = 0
-        while True:
-            try:
-                return await self.inner.chat(req)
-            except RetryableLLMError as e:
-                timeouts += int(e.timeout)
-                if attempt >= self.max_retries or timeouts > 1:
-                    tries = attempt + 1
-                    error = LLMUnavailableError if e.unavailable else LLMError
-                    raise error(
-                        f"{self.name} model {self.model!r} (stage {req.stage!r}) failed after "
-                        f"{tries} {'try' if tries == 1 else 'tries'}: {e}"
-                    ) from e
-                wait = self.delay(attempt, e)
-                log.warning(
-                    "LLM %s stage %s: %s; retry %d/%d in %.2fs",
-                    self.name,
-                    req.stage,
-                    e,
-                    attempt + 1,
-                    self.max_retries,
-                    wait,
-                )
-                await self.sleep(wait)
-                attempt += 1
+
+        def give_up(state: RetryCallState) -> bool:
+            nonlocal timeouts
+            error = _retryable(state)
+            timeouts += int(error.timeout)
+            # two read timeouts in a row: the server is too slow for this request
+            return state.attempt_number > self.max_retries or timeouts > 1
+
+        def wait(state: RetryCallState) -> float:
+            return self.delay(state.attempt_number - 1, _retryable(state))
+
+        def announce(state: RetryCallState) -> None:
+            log.warning(
+                "LLM %s stage %s: %s; retry %d/%d in %.2fs",
+                self.name,
+                req.stage,
+                _retryable(state),
+                state.attempt_number,
+                self.max_retries,
+                state.upcoming_sleep,
+            )
+
+        def fail(state: RetryCallState) -> ChatResponse:
+            e, tries = _retryable(state), state.attempt_number
+            error = LLMUnavailableError if e.unavailable else LLMError
+            raise error(
+                f"{self.name} model {self.model!r} (stage {req.stage!r}) failed after "
+                f"{tries} {'try' if tries == 1 else 'tries'}: {e}"
+            ) from e
+
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(RetryableLLMError),
+            stop=give_up,
+            wait=wait,
+            before_sleep=announce,
+            retry_error_callback=fail,
+            sleep=self.sleep,
+        )
+        result: ChatResponse = await retrying(self.inner.chat, req)
+        return result
+
+
+def _retryable(state: Any) -> RetryableLLMError:
+    """The :class:`RetryableLLMError` of a failed attempt."""
+    error = state.outcome.exception() if state.outcome is not None else None
+    assert isinstance(error, RetryableLLMError)
+    return error
 
 
 class LoopSemaphore:
