@@ -37,7 +37,6 @@ from biorag.errors import BioragError
 from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
 from biorag.eval.leakage import check_overlap
-from biorag.eval.metrics.official import check_scoring
 from biorag.eval.question_runtime import QuestionRuntime
 from biorag.eval.records import (
     METRICS_FILE,
@@ -47,12 +46,19 @@ from biorag.eval.records import (
     latest_records,
     read_predictions,
 )
-from biorag.eval.run_config import check_or_write_run_config, run_config
 from biorag.eval.run_config import config_differences as config_differences
 from biorag.eval.run_metrics import is_multiple_choice, run_metrics
+from biorag.eval.run_setup import (
+    build_methods,
+    check_arguments,
+    claim_run_dir,
+    load_questions,
+    mask_questions,
+)
 from biorag.llm.shared import SharedLLM
 from biorag.methods.base import Runtime
 from biorag.util.files import write_json_atomic
+from biorag.util.progress import progress_bar
 
 log = logging.getLogger("biorag.eval")
 
@@ -149,21 +155,6 @@ def _question_type(item: QAItem) -> Literal["", "yesno", "factoid", "list", "sum
 # -- the run -----------------------------------------------------------------------------------
 
 
-def _load_items(
-    loader: Callable[..., Any] | None,
-    dataset: str,
-    data_path: str | Path,
-    split: str | None,
-    setting: str | None,
-    limit: int | None,
-) -> Any:
-    if loader is None:
-        from biorag.eval.datasets import load_dataset
-
-        loader = load_dataset
-    return loader(dataset, Path(data_path), split=split, setting=setting, limit=limit)
-
-
 def run_eval(
     settings: Settings, dataset: str, data_path: str | Path, **options: Any
 ) -> EvalSummary:
@@ -210,9 +201,6 @@ async def arun_eval(
     questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`);
     ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`);
     ``mask_entities``: mask each question with its passages first (:mod:`.masked_items`)."""
-    from biorag.methods.registry import build_method
-    from biorag.util.progress import progress_bar
-
     started = time.perf_counter()
     out = Path(out_dir)
     if loader is None:
@@ -221,133 +209,43 @@ async def arun_eval(
         dataset = canonical_name(dataset)
     index_paths = [Path(p) for p in (index_paths or [])]
     method_options = dict(method_options or {})
-    if not methods:
-        raise BioragError("no methods given; pass --methods m1,m2")
-    if len(set(methods)) != len(methods):
-        raise BioragError(f"--methods lists a method twice: {','.join(methods)}")
-    unknown = sorted(set(method_options) - set(methods))
-    if unknown:
-        raise BioragError(
-            f"--method-options names method(s) {unknown} that are not in --methods "
-            f"({','.join(methods)}); key the JSON by method name"
-        )
-    if concurrency < 1:
-        raise BioragError("--concurrency must be at least 1")
-    check_scoring(scoring)
-    if limit is not None and limit < 1:
-        raise BioragError("--limit must be at least 1")
-
-    loaded = _load_items(loader, dataset, data_path, split, setting, limit)
-    items: list[QAItem] = list(loaded.items)
-    skipped = list(getattr(loaded, "skipped", []) or [])
-    if skipped:
-        log.warning("%s: %d record(s) skipped while loading", dataset, len(skipped))
-    if not items:
-        raise BioragError(f"{dataset} at {data_path} gave no questions (split={split!r})")
-    ids = [it.id for it in items]
-    if len(set(ids)) != len(ids):
-        raise BioragError(f"{dataset}: question ids are not unique; the runner keys on them")
+    check_arguments(methods, method_options, concurrency, scoring, limit)
+    loaded, items, skipped = load_questions(loader, dataset, data_path, split, setting, limit)
 
     shared = SharedLLM(settings, backend)
     base = runtime if runtime is not None else Runtime(settings, index_paths)
     judge_model: JudgeModel | None = None
-    judge_note: str | None = None
-    effective: dict[str, dict[str, Any]] = {}
-    kg_dirs: list[Path] = []
     dir_lock: RunDirLock | None = None
     try:
-        for m in methods:  # unknown methods and bad options fail before anything is answered
-            qa = build_method(m, base, method_options.get(m))
-            effective[m] = dict(qa.options)
-            kg_dir = getattr(qa, "kg_dir", None)
-            if callable(kg_dir):
-                kg_dirs.append(kg_dir())
-            if qa.needs_index and not index_paths and any(not it.context for it in items):
-                raise BioragError(
-                    f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
-                    "setting whose questions carry their own context"
-                )
+        effective, kg_dirs = build_methods(methods, base, method_options, index_paths, items)
         overlap_check = check_overlap(items, kg_dirs, overlap)
         items = overlap_check.items
         mask_stats: dict[str, Any] | None = None
         if mask_entities:
-            from biorag.eval.masked_items import mask_items, refuse_unmasked_retrieval
-
-            refuse_unmasked_retrieval(methods, items)
-            from biorag.llm.accounting import Accounting
-
-            mask_acc = Accounting()
-            items, mask_stats = await mask_items(items, shared.client(mask_acc))
-            mask_stats["accounting"] = mask_acc.report()["total"]
+            items, mask_stats = await mask_questions(methods, items, shared)
         judge_model, judge_note = open_judge(
             settings, items, judge, backend=judge_backend, answering=shared
         )
-        config = run_config(
-            settings,
-            dataset,
-            data_path,
-            split=split,
-            setting=setting,
-            index_paths=index_paths,
-            methods=methods,
-            method_options=method_options,
-            llm_model=shared.model,
-            effective_options=effective,
-        )
-        config["mask_entities"] = mask_entities
-        dir_lock = RunDirLock(out)  # before run.json: a refused second run leaves it as it was
-        check_or_write_run_config(
-            out,
-            config,
-            {
-                "limit": limit,
-                "n_items": len(items),
-                "skipped_records": len(skipped),
-                "skipped_by_kind": summarize_skips(skipped).by_kind,
-                "dataset_info": dict(getattr(loaded, "info", {}) or {}),
-            },
-        )
-        skips = summarize_skips(skipped, out / SKIPPED_FILE if skipped else None)
-        records = read_predictions(out / PREDICTIONS_FILE, repair=True)
-        latest = latest_records(records)
-        done = {key for key, r in latest.items() if not (retry_errors and r.get("error"))}
-        pending = [(m, it) for it in items for m in methods if (m, it.id) not in done]
-        summary = EvalSummary(
-            out_dir=out,
-            metrics={},
-            n_items=len(items),
-            already_done=len(items) * len(methods) - len(pending),
-            skipped_records=len(skipped),
-            skips=skips,
-        )
+        run = {
+            "dataset": dataset, "data_path": data_path, "split": split, "setting": setting,
+            "index_paths": index_paths, "methods": methods, "method_options": method_options,
+            "effective": effective, "mask_entities": mask_entities, "limit": limit,
+        }  # fmt: skip
+        dir_lock = claim_run_dir(out, settings, shared, run, items, skipped, loaded)
+        summary, pending = _plan(out, items, methods, retry_errors, skipped)
         if pending:
-            await _answer_all(
-                pending,
-                base,
-                shared,
-                method_options,
-                out / PREDICTIONS_FILE,
-                concurrency,
-                max_consecutive_errors,
-                summary,
-                progress_bar(len(pending), f"eval {dataset}", unit="answer"),
-            )
+            bar = progress_bar(len(pending), f"eval {dataset}", unit="answer")
+            await _answer_all(pending, base, shared, method_options, out / PREDICTIONS_FILE,
+                              concurrency, max_consecutive_errors, summary, bar)  # fmt: skip
         if judge_model is not None:
             stats = await judge_answers(out, items, methods, judge_model)
             summary.judged_now, summary.judge_failed_now = stats.judged_now, stats.failed_now
             summary.already_judged, judge_note = stats.already_judged, stats.note
         records = read_predictions(out / PREDICTIONS_FILE)
         judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
+        wall_s = time.perf_counter() - started
         metrics = run_metrics(
-            dataset,
-            split,
-            setting,
-            items,
-            records,
-            methods,
-            judged,
-            wall_s=time.perf_counter() - started,
-            scoring=scoring,
+            dataset, split, setting, items, records, methods, judged, wall_s=wall_s, scoring=scoring
         )
         if mask_stats is not None:
             metrics["masking"] = mask_stats
@@ -365,6 +263,31 @@ async def arun_eval(
             base.close()
     summary.metrics = metrics
     return summary
+
+
+def _plan(
+    out: Path,
+    items: list[QAItem],
+    methods: list[str],
+    retry_errors: bool,
+    skipped: list[Any],
+) -> tuple[EvalSummary, list[tuple[str, QAItem]]]:
+    """The run's summary so far and the (method, question) pairs still to answer: those
+    without a record in ``out``, and with ``retry_errors`` those whose last record failed.
+    Writes the skipped records' list next to the predictions."""
+    skips = summarize_skips(skipped, out / SKIPPED_FILE if skipped else None)
+    latest = latest_records(read_predictions(out / PREDICTIONS_FILE, repair=True))
+    done = {key for key, r in latest.items() if not (retry_errors and r.get("error"))}
+    pending = [(m, it) for it in items for m in methods if (m, it.id) not in done]
+    summary = EvalSummary(
+        out_dir=out,
+        metrics={},
+        n_items=len(items),
+        already_done=len(items) * len(methods) - len(pending),
+        skipped_records=len(skipped),
+        skips=skips,
+    )
+    return summary, pending
 
 
 async def _answer_all(

@@ -1,0 +1,160 @@
+"""The steps before an evaluation answers anything: its arguments checked, its questions loaded,
+its methods built (so a bad option fails first), its questions masked when asked, and its run
+directory locked and described in ``run.json``. :func:`biorag.eval.runner.arun_eval` calls them
+in this order."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from biorag.config import Settings
+from biorag.corpus.audit import summarize_skips
+from biorag.corpus.models import SkippedRecord
+from biorag.errors import BioragError
+from biorag.eval.datasets.base import QAItem
+from biorag.eval.metrics.official import check_scoring
+from biorag.eval.records import RunDirLock
+from biorag.eval.run_config import check_or_write_run_config, run_config
+from biorag.llm.shared import SharedLLM
+from biorag.methods.base import Runtime
+
+log = logging.getLogger("biorag.eval")
+
+
+def check_arguments(
+    methods: list[str],
+    method_options: dict[str, dict[str, Any]],
+    concurrency: int,
+    scoring: str,
+    limit: int | None,
+) -> None:
+    """Refuse a run that cannot be what was meant, before anything is loaded."""
+    if not methods:
+        raise BioragError("no methods given; pass --methods m1,m2")
+    if len(set(methods)) != len(methods):
+        raise BioragError(f"--methods lists a method twice: {','.join(methods)}")
+    unknown = sorted(set(method_options) - set(methods))
+    if unknown:
+        raise BioragError(
+            f"--method-options names method(s) {unknown} that are not in --methods "
+            f"({','.join(methods)}); key the JSON by method name"
+        )
+    if concurrency < 1:
+        raise BioragError("--concurrency must be at least 1")
+    check_scoring(scoring)
+    if limit is not None and limit < 1:
+        raise BioragError("--limit must be at least 1")
+
+
+def load_questions(
+    loader: Callable[..., Any] | None,
+    dataset: str,
+    data_path: str | Path,
+    split: str | None,
+    setting: str | None,
+    limit: int | None,
+) -> tuple[Any, list[QAItem], list[SkippedRecord]]:
+    """``(what the loader returned, its questions, the records it skipped)``; refuses a dataset
+    that gave no question or repeats an id."""
+    if loader is None:
+        from biorag.eval.datasets import load_dataset
+
+        loader = load_dataset
+    loaded = loader(dataset, Path(data_path), split=split, setting=setting, limit=limit)
+    items: list[QAItem] = list(loaded.items)
+    skipped = list(getattr(loaded, "skipped", []) or [])
+    if skipped:
+        log.warning("%s: %d record(s) skipped while loading", dataset, len(skipped))
+    if not items:
+        raise BioragError(f"{dataset} at {data_path} gave no questions (split={split!r})")
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        raise BioragError(f"{dataset}: question ids are not unique; the runner keys on them")
+    return loaded, items, skipped
+
+
+def build_methods(
+    methods: list[str],
+    base: Runtime,
+    method_options: dict[str, dict[str, Any]],
+    index_paths: list[Path],
+    items: list[QAItem],
+) -> tuple[dict[str, dict[str, Any]], list[Path]]:
+    """Build every method once (unknown methods and bad options fail before anything is
+    answered): ``(each method's effective options, the KG directories they read)``."""
+    from biorag.methods.registry import build_method
+
+    effective: dict[str, dict[str, Any]] = {}
+    kg_dirs: list[Path] = []
+    for m in methods:
+        qa = build_method(m, base, method_options.get(m))
+        effective[m] = dict(qa.options)
+        kg_dir = getattr(qa, "kg_dir", None)
+        if callable(kg_dir):
+            kg_dirs.append(kg_dir())
+        if qa.needs_index and not index_paths and any(not it.context for it in items):
+            raise BioragError(
+                f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
+                "setting whose questions carry their own context"
+            )
+    return effective, kg_dirs
+
+
+async def mask_questions(
+    methods: list[str], items: list[QAItem], shared: SharedLLM
+) -> tuple[list[QAItem], dict[str, Any]]:
+    """The questions with their entities masked (CLAIMS table 4), and the masking's counts and
+    LLM use; refuses methods that search in a way the masking cannot reach."""
+    from biorag.eval.masked_items import mask_items, refuse_unmasked_retrieval
+    from biorag.llm.accounting import Accounting
+
+    refuse_unmasked_retrieval(methods, items)
+    acc = Accounting()
+    masked, stats = await mask_items(items, shared.client(acc))
+    stats["accounting"] = acc.report()["total"]
+    return masked, stats
+
+
+def claim_run_dir(
+    out: Path,
+    settings: Settings,
+    shared: SharedLLM,
+    run: dict[str, Any],
+    items: list[QAItem],
+    skipped: list[SkippedRecord],
+    loaded: Any,
+) -> RunDirLock:
+    """Lock ``out`` (a second run into it is refused before it touches anything), then check
+    ``run.json`` against this run (a resume must match) or write it. ``run`` holds the
+    arguments :func:`~biorag.eval.run_config.run_config` records, plus ``limit`` and
+    ``mask_entities``. The caller releases the lock."""
+    lock = RunDirLock(out)
+    try:
+        config = run_config(
+            settings,
+            run["dataset"],
+            run["data_path"],
+            split=run["split"],
+            setting=run["setting"],
+            index_paths=run["index_paths"],
+            methods=run["methods"],
+            method_options=run["method_options"],
+            llm_model=shared.model,
+            effective_options=run["effective"],
+        )
+        config["mask_entities"] = run["mask_entities"]
+        extra = {
+            "limit": run["limit"],
+            "n_items": len(items),
+            "skipped_records": len(skipped),
+            "skipped_by_kind": summarize_skips(skipped).by_kind,
+            "dataset_info": dict(getattr(loaded, "info", {}) or {}),
+        }
+        check_or_write_run_config(out, config, extra)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
