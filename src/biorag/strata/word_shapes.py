@@ -4,14 +4,14 @@ When ``strata build`` has neither a MeSH nor a UniProt file, the no-LLM entity l
 mentions. :class:`ShapeMatcher` (the same ``find`` as the vocabulary matcher) types a word or
 phrase by its shape alone:
 
-* Drug: a word with an International Nonproprietary Name stem (``-mab``, ``-tinib``, ``-statin``,
-  ``-pril``, ``-sartan``, ``-olol``, ``-formin``, ``-platin``, ``-cillin``, ...);
-* Gene: a gene-symbol-like token (2-8 upper-case letters and digits with at least one letter,
-  ``TP53``, ``BRCA1``, ``HER2``), except common clinical abbreviations (``BMI``, ``ICU``, ...);
+* Drug: a known drug or a word with an International Nonproprietary Name stem (``-mab``,
+  ``-tinib``, ``-statin``, ``-pril``, ...: :func:`biorag.extract.entities.is_drug_word`);
+* Gene: an upper-case gene-like token (``TP53``, ``BRCA1``, ``HER2``:
+  :func:`biorag.extract.entities.is_gene_like`), except common clinical abbreviations;
 * Protein: one to three words ending in ``protein``, ``receptor``, ``kinase``, ``factor`` or an
   enzyme word in ``-ase``;
-* Disease: one to three words ending in a disease head (``cancer``, ``carcinoma``, ``disease``,
-  ``syndrome``, ``diabetes``, an ``-itis``, ``-oma``, ``-emia``, ``-osis`` or ``-pathy`` word).
+* Disease: one to three words ending in a disease head of :mod:`biorag.extract.lexicon`
+  (``cancer``, ``disease``, ``diabetes``, an ``-itis``, ``-oma``, ``-emia``, ``-osis`` word...).
 
 Entities found this way are not normalized (their key is the lower-cased name): the report says
 so. It misses what a vocabulary or an LLM would find and takes some words it should not; it is
@@ -22,30 +22,25 @@ from __future__ import annotations
 
 import re
 
-_DRUG_STEMS = (
-    "mab", "tinib", "rafenib", "ciclib", "parib", "zomib", "statin", "pril", "sartan", "olol",
-    "alol", "dipine", "formin", "gliptin", "gliflozin", "glutide", "platin", "taxel", "rubicin",
-    "cillin", "mycin", "micin", "cycline", "floxacin", "oxacin", "azole", "conazole", "vir",
-    "vudine", "prazole", "tidine", "setron", "parin", "xaban", "gatran", "dronate", "semide",
-    "thiazide", "afil", "triptan", "coxib", "profen", "lukast", "sone", "olone", "terol",
-    "tropium", "curium", "caine", "barbital", "azepam", "zolam", "peridol", "apine", "oxetine",
-    "pramine", "triptyline", "tretinoin", "limus", "plase", "kinra", "cept",
-)  # fmt: skip
-_DRUG = re.compile(r"\b[A-Za-z][a-z]{2,}(?:" + "|".join(_DRUG_STEMS) + r")\b")
-_GENE = re.compile(r"\b(?=[A-Z0-9-]*[A-Z])[A-Z][A-Z0-9]{1,6}(?:-?[0-9A-Z]{1,3})?\b")
+from biorag.extract.entities import is_drug_word, is_gene_like
+from biorag.extract.lexicon import DISEASE_SUFFIXES, DISEASE_WORDS
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 _NOT_GENES = frozenset(
-    """AIDS BMI CI CT DNA ECG EEG ELISA FDA HIV HR ICU II III IV IQR MRI NA NIH NS OR PCR PET RCT
-    RNA RR SD SE SEM UK US USA VI VII WHO CD ED ER OK PhD MD ICD DSM CBT COPD ADHD ARDS CKD CAD
-    ASD MS PD AD AF MI HF TB UTI BP COVID SARS ROC AUC BMI HbA""".split()
+    """AIDS BMI CI CT DNA ECG EEG ELISA FDA HIV HR ICU IQR MRI NA NIH NS OR PCR PET RCT RNA RR SD
+    SE SEM UK US USA WHO CD ED ER OK MD ICD DSM CBT COPD ADHD ARDS CKD CAD ASD MS PD AD AF MI HF
+    TB UTI BP COVID SARS ROC AUC LDL HDL RNAs DNAs""".split()
 )
 _WORDS = r"(?:[A-Za-z0-9][A-Za-z0-9'-]*\s+){0,2}"
 _PROTEIN = re.compile(
     r"\b" + _WORDS + r"(?:protein|receptor|kinase|factor|[a-z]{3,}ase)s?\b", re.IGNORECASE
 )
-_DISEASE_HEADS = (
-    r"cancers?|carcinomas?|tumou?rs?|diseases?|syndromes?|disorders?|diabetes|infections?|"
-    r"failure|hypertension|stroke|asthma|obesity|sepsis|fibrillation|infarction|deficiency|"
-    r"[a-z]{3,}itis|[a-z]{3,}omas?|[a-z]{3,}emia|[a-z]{3,}osis|[a-z]{3,}pathy"
+# the lexicon's disease words and endings that head a disease name (not "pain", "death", or a
+# procedure in -ectomy)
+_NOT_DISEASE_HEADS = {"mortality", "death", "pain", "injury", "inflammation", "ectomy"}
+_DISEASE_HEADS = "|".join(
+    [re.escape(w) + "s?" for w in sorted(DISEASE_WORDS - _NOT_DISEASE_HEADS)]
+    + [r"[a-z]{3,}" + e for e in DISEASE_SUFFIXES if e not in _NOT_DISEASE_HEADS]
 )
 _DISEASE = re.compile(r"\b" + _WORDS + r"(?:" + _DISEASE_HEADS + r")\b", re.IGNORECASE)
 _LEADING = re.compile(
@@ -104,11 +99,12 @@ class ShapeMatcher:
                 surface = _trim(m.group())
                 if surface and _keep(surface, type_) and text.endswith(surface, 0, m.end()):
                     found.append((surface, type_, m.end() - len(surface), m.end()))
-        for m in _DRUG.finditer(text):
-            found.append((m.group(), "Drug", m.start(), m.end()))
-        for m in _GENE.finditer(text):
-            if m.group() not in _NOT_GENES and not m.group().isdigit():
-                found.append((m.group(), "Gene", m.start(), m.end()))
+        for m in _TOKEN.finditer(text):
+            word = m.group()
+            if is_drug_word(word):
+                found.append((word, "Drug", m.start(), m.end()))
+            elif word not in _NOT_GENES and word.isupper() and is_gene_like(word):
+                found.append((word, "Gene", m.start(), m.end()))
         found.sort(key=lambda f: (f[2], -(f[3] - f[2])))
         out: list[tuple[str, str, int, int]] = []
         end = -1
