@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from biorag.eval.masking import (
+from biorag.extract.masking import (
     CATEGORIES,
     Entity,
     EntityMasker,
@@ -205,7 +205,7 @@ def test_preset_labels_stay_and_new_entities_number_after_them():
 
 
 async def test_mask_scope_searches_with_real_names_and_masks_what_it_finds():
-    from biorag.eval.masking import MaskScope
+    from biorag.extract.masking import MaskScope
 
     masker = EntityMasker()  # the floor
     q, _, _, mapping = await masker.mask_item("Does metformin lower HbA1c?", ["yes", "no"], [])

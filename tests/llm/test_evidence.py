@@ -110,7 +110,7 @@ def test_every_template_that_quotes_passages_states_the_rule():
         "answer": "read read_json read_free exact_answer",
         "extract": "claims claims_plain claims_gleaning claims_triples claims_triples_gleaning "
         "decontextualize direct_triples pair_entities pair_relations triples triples_entities "
-        "triples_relation triples_repair",
+        "triples_relation triples_repair mask_entities",
         "graph": "relevance relevance_batch",
         "summarize": "coi_test_summary coi_test_summary_batch compress layer_summary "
         "layer_summary_batch raptor_summary",
@@ -118,7 +118,7 @@ def test_every_template_that_quotes_passages_states_the_rule():
         "methods": "iprar_answer iprar_final iprar_relevance iprar_relevance_batch iprar_support",
         "strata": "generate_biocdqa generate_ground strata_doc strata_triplets",
         "eval": "component_derived component_faithful component_key_claims component_relevant "
-        "component_retained component_summary_claims mask_entities",
+        "component_retained component_summary_claims",
     }
     for pkg, names in quoting.items():
         for name in names.split():
@@ -291,7 +291,7 @@ async def test_extraction_and_judging_operators_quote_their_inputs(tmp_path, has
     """KG triplets from text and QA pairs, BioStrataKG paper extraction, entity masking, the
     LLM reranker: each text they process is one passage block."""
     from biorag.embed.rerank import LLMJudgeReranker
-    from biorag.eval.masking import EntityMasker
+    from biorag.extract.masking import EntityMasker
     from biorag.kg.extract_triplets import QAPair, extract_qa_triplets, extract_text_triplets
     from biorag.strata.doclevel import extract_doc_llm
     from biorag.strata.extract import extract_triplets_llm

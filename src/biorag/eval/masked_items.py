@@ -1,7 +1,7 @@
 """``biorag eval --mask-entities``: the questions with their key entities masked (CLAIMS 4.4).
 
 Each question, its answer options and its own passages are masked together by
-:class:`~biorag.eval.masking.EntityMasker` (the LLM, or its rule floor without one), so an entity
+:class:`~biorag.extract.masking.EntityMasker` (the LLM, or its rule floor without one), so an entity
 has the same ``<Category><n>`` label in all of them; the gold letter is unchanged (options keep
 their keys). A method then has to answer from the evidence rather than from what the model
 knows about the named entities.
@@ -10,7 +10,7 @@ A question without passages of its own (MMLU, MedQA, any ``open`` setting) is ma
 options here, and its ``{form: label}`` mapping goes with it (``meta["mask_mapping"]``): the
 methods that search through :func:`~biorag.methods.base.retrieve_passages` search with the real
 names and mask what they retrieve with the question's labels
-(:class:`~biorag.eval.masking.MaskScope`), as the paper masked the retrieved documents. Methods
+(:class:`~biorag.extract.masking.MaskScope`), as the paper masked the retrieved documents. Methods
 that search their own way (:data:`UNMASKED_RETRIEVAL`) are refused in that setting.
 """
 
@@ -42,7 +42,7 @@ def refuse_unmasked_retrieval(methods: list[str], items: list[Any]) -> None:
 async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict[str, Any]]:
     """``items`` with question, options and context masked, and what was done (for
     ``metrics.json``): how many items and labels, and whether the rule floor did it."""
-    from biorag.eval.masking import EntityMasker
+    from biorag.extract.masking import EntityMasker
     from biorag.util.progress import progress_bar
 
     masker = EntityMasker(llm)

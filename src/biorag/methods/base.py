@@ -210,7 +210,7 @@ async def retrieve_passages(
         return given_passages(question)
     if question.mask_mapping is None:
         return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
-    from biorag.eval.masking import EntityMasker, MaskScope
+    from biorag.extract.masking import EntityMasker, MaskScope
 
     scope = MaskScope(EntityMasker(rt.llm), question.mask_mapping)
     real = scope.unmask(query)

@@ -231,7 +231,7 @@ class EntityMasker:
 
     def __init__(self, llm: Any = None) -> None:
         self.llm = llm
-        self.template = PromptTemplate.load("biorag.eval.prompts", "mask_entities")
+        self.template = PromptTemplate.load("biorag.extract.prompts", "mask_entities")
         self.stats: Counter[str] = Counter()
 
     @property
