@@ -266,7 +266,7 @@ def embedder_of(threads: str) -> Any:
 
 def worker(args: argparse.Namespace) -> None:
     """One (scale, store): build, then the entity index and the questions; prints a JSON row."""
-    from biorag.eval.datasets import load_dataset
+    from biorag.corpus.datasets import load_dataset
     from biorag.kg.entity_index import EntityIndex
     from biorag.kg.retrieval import KGRetriever, search_terms
     from biorag.kg.store import open_store

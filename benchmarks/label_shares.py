@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from biorag.eval.datasets import load_dataset  # noqa: E402
+from biorag.corpus.datasets import load_dataset  # noqa: E402
 from biorag.util.files import write_json_atomic  # noqa: E402
 
 OUT = REPO / "benchmarks" / "results" / "label_shares.json"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biorag.eval.datasets import load_dataset
+from biorag.corpus.datasets import load_dataset
 
 OPTS = {"A": "yes", "B": "no", "C": "maybe", "D": "none"}
 

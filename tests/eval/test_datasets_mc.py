@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from biorag.corpus.datasets import DATASETS, DatasetLoad, QAItem, canonical_name, load_dataset
 from biorag.errors import ConfigError, InputFormatError
-from biorag.eval.datasets import DATASETS, DatasetLoad, QAItem, canonical_name, load_dataset
 
 LONG_ANSWER = "CONCLUSION-SENTINEL: statins clearly reduce the risk."
 

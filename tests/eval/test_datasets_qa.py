@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from biorag.corpus.datasets import load_dataset
 from biorag.errors import ConfigError, InputFormatError
-from biorag.eval.datasets import load_dataset
 
 URL = "http://www.ncbi.nlm.nih.gov/pubmed/"
 

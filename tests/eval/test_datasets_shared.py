@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from biorag.eval.datasets import load_dataset
+from biorag.corpus.datasets import load_dataset
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 RAW = SHARED / "mirage" / "rawdata"

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from biorag.config import Settings, load_settings
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import judge_answers, open_judge, rejudge_run
 from biorag.eval.question_runtime import SharedLLM
 from biorag.eval.records import answer_sha256, judged_text, read_judgments, read_predictions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biorag.eval.datasets.base import QAItem
+from biorag.corpus.datasets.base import QAItem
 from biorag.eval.metrics import dataset_family, score_dataset
 from biorag.eval.metrics.bioasq import split_answers
 

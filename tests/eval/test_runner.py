@@ -16,8 +16,8 @@ from typing import ClassVar
 import pytest
 
 from biorag.config import Settings
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.datasets.base import QAItem
 from biorag.eval.records import read_predictions
 from biorag.eval.runner import run_eval
 from biorag.llm.mock_backend import MockBackend

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from sklearn.metrics import accuracy_score, f1_score
 
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.datasets.base import QAItem
 from biorag.eval.metrics import score_dataset
 
 YNM = {"A": "yes", "B": "no", "C": "maybe"}

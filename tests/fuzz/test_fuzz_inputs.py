@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.fuzz import samples
 
+from biorag.corpus.datasets import load_dataset
 from biorag.corpus.loaders import load_corpus
 from biorag.corpus.loaders.papers import load_paper_abstracts, load_paper_fulltexts
 from biorag.errors import BioragError
-from biorag.eval.datasets import load_dataset
 from biorag.strata.vocab import parse_mesh_xml, parse_uniprot_tsv
 
 FUZZ = settings(

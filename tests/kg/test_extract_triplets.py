@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from biorag.eval.datasets.base import QAItem
+from biorag.corpus.datasets.base import QAItem
 from biorag.kg.extract_triplets import (
     QAPair,
     extract_qa_triplets,

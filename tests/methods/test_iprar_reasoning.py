@@ -12,7 +12,7 @@ import pytest
 from methods_helpers import GIVEN, make_runtime
 
 from biorag.config import Settings
-from biorag.eval.datasets.base import QAItem
+from biorag.corpus.datasets.base import QAItem
 from biorag.eval.records import read_predictions
 from biorag.eval.runner import run_eval
 from biorag.llm import factory

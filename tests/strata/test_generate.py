@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from biorag.corpus.datasets import load_dataset
 from biorag.errors import BioragError
-from biorag.eval.datasets import load_dataset
 from biorag.kg import open_typed_store
 from biorag.strata import build_strata
 from biorag.strata.generate import generate_biocdqa, pick_groups

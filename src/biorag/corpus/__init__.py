@@ -1,4 +1,5 @@
-"""Corpus: documents, chunks, loaders, sentence splitting, chunking and the SQLite store."""
+"""Corpus: documents, chunks, loaders, benchmark dataset readers, sentence splitting, chunking and
+the SQLite store."""
 
 from biorag.corpus.models import Chunk, Document, LoadReport, SkippedRecord, content_id
 

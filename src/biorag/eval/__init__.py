@@ -1,1 +1,1 @@
-"""Eval: benchmark datasets, metrics, the resumable runner and its reports."""
+"""Eval: metrics, the resumable runner and its reports (benchmark readers: corpus.datasets)."""

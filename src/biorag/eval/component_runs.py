@@ -95,8 +95,8 @@ async def run_components(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Answer and score every question not yet in ``OUT/components.jsonl``; write the summary."""
+    from biorag.corpus.datasets import load_dataset
     from biorag.eval.components import evaluate_components
-    from biorag.eval.datasets import load_dataset
     from biorag.eval.question_runtime import QuestionRuntime
     from biorag.eval.runner import _question_type
     from biorag.llm.accounting import Accounting

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from biorag.config import Settings
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval import judge_score
-from biorag.eval.datasets.base import QAItem
 from biorag.eval.question_runtime import SharedLLM
 from biorag.eval.records import (
     JUDGMENTS_FILE,
@@ -336,7 +336,7 @@ async def arejudge_run(
             f"the run's data {path} does not exist; pass --data with the run's dataset file"
         )
     if loader is None:
-        from biorag.eval.datasets import load_dataset
+        from biorag.corpus.datasets import load_dataset
 
         loader = load_dataset
     split, setting = cfg.get("split"), cfg.get("setting")

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from biorag.eval.datasets.base import QAItem
+from biorag.corpus.datasets.base import QAItem
 from biorag.eval.records import answer_sha256, judged_text, judgment_key, latest_records
 from biorag.llm.accounting import StageStats
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from biorag.config import Settings
 from biorag.corpus.audit import summarize_skips
+from biorag.corpus.datasets.base import QAItem
 from biorag.corpus.models import SkippedRecord
 from biorag.errors import BioragError
-from biorag.eval.datasets.base import QAItem
 from biorag.eval.metrics.official import check_scoring
 from biorag.eval.records import RunDirLock
 from biorag.eval.run_config import check_or_write_run_config, run_config
@@ -60,7 +60,7 @@ def load_questions(
     """``(what the loader returned, its questions, the records it skipped)``; refuses a dataset
     that gave no question or repeats an id."""
     if loader is None:
-        from biorag.eval.datasets import load_dataset
+        from biorag.corpus.datasets import load_dataset
 
         loader = load_dataset
     loaded = loader(dataset, Path(data_path), split=split, setting=setting, limit=limit)

@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 from biorag.config import Settings
 from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.datasets.base import QAItem
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
 from biorag.eval.leakage import check_overlap
 from biorag.eval.question_runtime import QuestionRuntime
@@ -166,7 +166,7 @@ def run_eval(
     judge's configured backend (tests).
     ``runtime`` (a base :class:`Runtime` whose embedder/searcher/reranker are shared),
     ``backend`` (an LLM backend replacing the configured one) and ``loader`` (replacing
-    ``biorag.eval.datasets.load_dataset``) exist for tests and scripts. After
+    ``biorag.corpus.datasets.load_dataset``) exist for tests and scripts. After
     ``max_consecutive_errors`` failed answers in a row the run stops with an error (a server is
     down, say); the answers so far are kept and the same command resumes.
     """
@@ -204,7 +204,7 @@ async def arun_eval(
     started = time.perf_counter()
     out = Path(out_dir)
     if loader is None:
-        from biorag.eval.datasets import canonical_name
+        from biorag.corpus.datasets import canonical_name
 
         dataset = canonical_name(dataset)
     index_paths = [Path(p) for p in (index_paths or [])]

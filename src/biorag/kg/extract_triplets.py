@@ -85,7 +85,7 @@ def _template(name: str) -> PromptTemplate:
 def qa_pairs_from_items(
     items: Iterable[Any], explanations: dict[str, str] | None = None
 ) -> list[QAPair]:
-    """QA pairs from :class:`~biorag.eval.datasets.base.QAItem` s with a gold option letter."""
+    """QA pairs from :class:`~biorag.corpus.datasets.base.QAItem` s with a gold option letter."""
     exp = explanations or {}
     out = []
     for it in items:

@@ -95,7 +95,7 @@ def _read_qa_dataset(
     use_explanation: bool,
     explanations: Path | None,
 ) -> Sources:
-    from biorag.eval.datasets import load_dataset
+    from biorag.corpus.datasets import load_dataset
 
     loaded = load_dataset(fmt, path, split=split)
     src = Sources(units=len(loaded.items))

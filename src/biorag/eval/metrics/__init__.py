@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from biorag.eval.datasets.base import QAItem
+from biorag.corpus.datasets.base import QAItem
 from biorag.eval.metrics.bioasq import (
     MAX_FACTOID,
     document_measures,

@@ -23,9 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from biorag.errors import ConfigError
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     PathArg,
@@ -36,6 +35,7 @@ from biorag.eval.datasets.common import (
     read_json,
     text_field,
 )
+from biorag.errors import ConfigError
 
 NAME = "bioasq"
 TYPES = ("yesno", "factoid", "list", "summary")

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import ConfigError
-from biorag.eval.datasets import (
+from biorag.corpus.datasets import (
     bioasq,
     biocdqa,
     mashqa,
@@ -25,8 +24,9 @@ from biorag.eval.datasets import (
     mmlu,
     pubmedqa,
 )
-from biorag.eval.datasets.base import QAItem, QuestionType
-from biorag.eval.datasets.common import DatasetLoad, PathArg
+from biorag.corpus.datasets.base import QAItem, QuestionType
+from biorag.corpus.datasets.common import DatasetLoad, PathArg
+from biorag.errors import ConfigError
 
 LOADERS: dict[str, Callable[..., DatasetLoad]] = {
     "pubmedqa": pubmedqa.load,

@@ -14,9 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import ConfigError
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     as_str_list,
@@ -28,6 +27,7 @@ from biorag.eval.datasets.common import (
     resolve_file,
     text_field,
 )
+from biorag.errors import ConfigError
 
 NAME = "mirage"
 SUBSETS = ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")

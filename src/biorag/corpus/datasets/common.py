@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.loaders._common import format_error as format_error
 from biorag.corpus.models import SkippedRecord
-from biorag.errors import ConfigError, InputFormatError
-from biorag.eval.datasets.base import QAItem
+from biorag.errors import ConfigError
 
 PathArg = str | Path | Sequence[str | Path]
 YESNO = ("yes", "no", "maybe")
@@ -32,11 +33,6 @@ class DatasetLoad:
     items: list[QAItem]
     skipped: list[SkippedRecord] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def format_error(path: str | Path, expected: str, found: str, fix: str) -> InputFormatError:
-    """An :class:`InputFormatError` naming the file, what was expected, what was found, the fix."""
-    return InputFormatError(f"{path}: expected {expected}, but {found}. Fix: {fix}.")
 
 
 def check_choice(value: str | None, allowed: Iterable[str], what: str, dataset: str) -> None:

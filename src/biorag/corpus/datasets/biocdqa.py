@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     as_str_list,

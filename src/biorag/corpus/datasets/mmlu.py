@@ -17,8 +17,8 @@ import io
 import re
 from pathlib import Path
 
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     check_choice,

@@ -20,9 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import ConfigError
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     check_choice,
@@ -31,6 +30,7 @@ from biorag.eval.datasets.common import (
     read_json,
     resolve_file,
 )
+from biorag.errors import ConfigError
 
 NAME = "pubmedqa"
 SPLITS = ("test", "dev")

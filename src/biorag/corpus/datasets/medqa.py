@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     check_choice,

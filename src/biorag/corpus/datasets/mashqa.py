@@ -23,9 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import ConfigError
-from biorag.eval.datasets.base import QAItem
-from biorag.eval.datasets.common import (
+from biorag.corpus.datasets.base import QAItem
+from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     check_choice,
@@ -35,6 +34,7 @@ from biorag.eval.datasets.common import (
     resolve_file,
     text_field,
 )
+from biorag.errors import ConfigError
 
 NAME = "mashqa"
 SETTINGS = ("open", "context")
