@@ -62,6 +62,8 @@ def test_every_method_answers_on_llama_server(
             q["question"],
         ],
         env,
+        # claim extracts claims from each of the 10 passages: about 14 minutes on 2 busy cores
+        timeout=1800,
     )
     assert r["rc"] == 0, r["stderr"][-3000:]
     out = r["json"]
