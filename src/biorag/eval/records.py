@@ -173,6 +173,24 @@ def latest_records(records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[
     return {(r["method"], str(r["question_id"])): r for r in records}
 
 
+def _open_locked(path: Path, busy: str) -> IO[bytes]:
+    """``path`` opened for appending with an exclusive lock (where the platform has ``fcntl``;
+    the OS drops it when the process dies); :class:`BioragError` ``busy`` when another process
+    holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh: IO[bytes] = open(path, "ab")  # noqa: SIM115 - the caller closes it
+    try:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except ImportError:  # pragma: no cover - not POSIX
+        pass
+    except OSError:
+        fh.close()
+        raise BioragError(busy) from None
+    return fh
+
+
 class RecordWriter:
     """Appends records to a JSONL log: one whole line per record, flushed and fsynced.
 
@@ -182,19 +200,9 @@ class RecordWriter:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - closed in close()
-        try:
-            import fcntl
-
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # pragma: no cover - not POSIX
-            pass
-        except OSError:
-            self._fh.close()
-            raise BioragError(
-                f"another run is writing {self.path}; wait for it or use a new --out"
-            ) from None
+        self._fh = _open_locked(
+            self.path, f"another run is writing {self.path}; wait for it or use a new --out"
+        )
 
     def append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
@@ -225,20 +233,11 @@ class RunDirLock:
 
     def __init__(self, out_dir: str | Path) -> None:
         self.path = Path(out_dir) / LOCK_FILE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - closed in release()
-        try:
-            import fcntl
-
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # pragma: no cover - not POSIX
-            pass
-        except OSError:
-            self._fh.close()
-            raise BioragError(
-                f"another run is using {self.path.parent}; wait for it to finish or write to "
-                "another output directory"
-            ) from None
+        self._fh = _open_locked(
+            self.path,
+            f"another run is using {self.path.parent}; wait for it to finish or write to "
+            "another output directory",
+        )
 
     def release(self) -> None:
         if not self._fh.closed:
