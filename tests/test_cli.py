@@ -42,8 +42,10 @@ def test_index_retrieve_ask_remove(run, tmp_path, corpus_file):
     assert json.loads(res.stdout)["documents_total"] == 4
 
     stats = json.loads(run("index", "stats", "--index", "idx", "--json").stdout)
-    assert stats["complete"] and stats["embed_model"].endswith("all-MiniLM-L6-v2#pool")
-    assert stats["long_chunks"].startswith("embedded whole")
+    assert stats["complete"] and stats["embed_model"].endswith("all-MiniLM-L6-v2")
+    assert stats["long_chunks"]["policy"].startswith("truncated")
+    long_chunks = stats["long_chunks"]
+    assert long_chunks["chunks"] == stats["chunks"] and long_chunks["window"] == 250
 
     q = tmp_path / "q.jsonl"
     q.write_text(
@@ -148,17 +150,16 @@ def test_demo_json_evidence_is_in_the_index(run, tmp_path):
 
 
 def test_a_demo_index_of_another_embedder_is_rebuilt(run, tmp_path, monkeypatch):
-    monkeypatch.setenv("BIORAG_EMBED_LONG_TEXTS", "truncate")
+    monkeypatch.setenv("BIORAG_EMBED_LONG_TEXTS", "pool")
     first = run("demo", "--json", "--method", "closed-book")
     assert first.exit_code == 0 and "building the demo index" in first.stderr
     monkeypatch.delenv("BIORAG_EMBED_LONG_TEXTS")
     second = run("demo", "--json", "--method", "closed-book")
     assert second.exit_code == 0, second.stderr
-    assert "the demo index was built with sentence-transformers:all-MiniLM-L6-v2: rebuilding" in (
-        second.stderr
-    )
+    built = "sentence-transformers:all-MiniLM-L6-v2#pool"
+    assert f"the demo index was built with {built}: rebuilding" in second.stderr
     manifest = json.loads((tmp_path / "home" / "demo-index" / "manifest.json").read_text())
-    assert manifest["embed_model"].endswith("#pool")
+    assert manifest["embed_model"] == "sentence-transformers:all-MiniLM-L6-v2"
 
 
 def test_index_build_reports_skips_duplicates_and_oversized_records(run, tmp_path, monkeypatch):

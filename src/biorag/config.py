@@ -118,10 +118,12 @@ class EmbedSettings(_Section):
         description="float16: float16 autocast for large inputs on a CUDA device (about 4x faster "
         "forward passes); ignored on the CPU",
     )
-    long_texts: Literal["pool", "truncate"] = Field(
-        default="pool",
+    long_texts: Literal["truncate", "pool"] = Field(
+        default="truncate",
         description="a text longer than the local model reads (256 word pieces for MiniLM): "
-        "pool = embed its windows and average them; truncate = the model's own cut",
+        "truncate = the model's own cut (its start); pool = the mean of its windows' vectors "
+        "(measured worse on whole PubMedQA abstracts: docs/benchmarks.md); to embed chunks "
+        "whole, chunk at the window (chunking.chunk_tokens = 250)",
     )
     cache: bool = True
 

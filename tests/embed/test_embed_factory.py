@@ -17,7 +17,7 @@ def test_default_is_bundled_minilm_with_cache(tmp_path: Path) -> None:
     e = build_embedder(EmbedSettings(), tmp_path)
     assert isinstance(e, CachedEmbedder)
     assert isinstance(e.inner, SentenceTransformerEmbedder)
-    assert e.model_id == "sentence-transformers:all-MiniLM-L6-v2#pool"  # long texts pooled
+    assert e.model_id == "sentence-transformers:all-MiniLM-L6-v2"
     assert (tmp_path / "embeddings.sqlite").is_file()
     assert isinstance(build_embedder(EmbedSettings(), None), SentenceTransformerEmbedder)
     plain = build_embedder(EmbedSettings(cache=False), tmp_path)

@@ -7,6 +7,7 @@ import pytest
 
 from biorag.embed.st_embedder import SentenceTransformerEmbedder
 from biorag.embed.windows import (
+    count_over_window,
     long_chunk_policy,
     mismatch_hint,
     over_window,
@@ -59,10 +60,13 @@ def test_windows_cover_the_text_with_overlap():
     assert np.allclose(v, [[2**-0.5, 2**-0.5], [0.6, 0.8]])
 
 
-def test_indexes_say_how_their_long_chunks_were_embedded():
+def test_indexes_say_how_their_long_chunks_were_embedded(pooled, truncated):
     base = "sentence-transformers:all-MiniLM-L6-v2"
-    assert "rebuild" in mismatch_hint(base, base + "#pool")
+    assert 'long_texts = "truncate"' in mismatch_hint(base, base + "#pool")
     assert 'long_texts = "pool"' in mismatch_hint(base + "#pool", base)
     assert mismatch_hint(base, "openai:x") == ""
-    assert long_chunk_policy(base + "#pool").startswith("embedded whole")
+    assert long_chunk_policy(base + "#pool").startswith("pooled")
     assert long_chunk_policy(base).startswith("truncated")
+    counted = count_over_window(truncated, ["short", HEART + BONE])
+    assert counted == {"window": 250, "over_window": 1}
+    assert count_over_window(object(), ["x"]) is None  # a server decides for itself

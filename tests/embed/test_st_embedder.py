@@ -23,7 +23,7 @@ def test_minilm_embeds_unit_vectors(minilm: SentenceTransformerEmbedder) -> None
     ]
     v = minilm.embed(sentences)
     assert isinstance(minilm, Embedder)
-    assert minilm.model_id == "sentence-transformers:all-MiniLM-L6-v2#pool"
+    assert minilm.model_id == "sentence-transformers:all-MiniLM-L6-v2"
     assert v.shape == (3, 384) and v.dtype == np.float32 and minilm.dim == 384
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.3

@@ -118,7 +118,7 @@ class SentenceTransformerEmbedder:
         batch_size: int = 64,
         pipeline: str = "auto",
         precision: str = "float32",
-        long_texts: str = "pool",
+        long_texts: str = "truncate",
     ):
         if long_texts not in ("pool", "truncate"):
             raise BioragError(f"embed.long_texts must be pool or truncate, not {long_texts!r}")

@@ -1,11 +1,14 @@
-"""Texts longer than the encoder reads, embedded whole: windows, then a mean.
+"""Texts longer than the encoder reads: counted, and optionally embedded whole by windows.
 
-all-MiniLM-L6-v2 reads 256 word pieces and silently drops the rest, while biorag's chunks are
-up to 1,000 tokens (the papers' chunk size). With ``embed.long_texts = "pool"`` (the default)
-each text over the window is cut into overlapping windows on token boundaries, every window is
-embedded, and the text's vector is the renormalized mean of its windows' vectors; texts that
-fit are embedded as they are, so short texts (queries, entities) get the same vectors either
-way. ``"truncate"`` keeps the encoder's own behaviour.
+all-MiniLM-L6-v2 reads 256 word pieces and drops the rest, while biorag's chunks are up to
+1,000 tokens (the papers' chunk size). An index build counts the chunks longer than the window
+and says so (``index stats``: ``long_chunks``). ``embed.long_texts = "truncate"`` (the default)
+keeps the encoder's behaviour: dense retrieval sees a long chunk's start. ``"pool"`` cuts each
+text over the window into overlapping windows on token boundaries, embeds every window and
+takes the renormalized mean; texts that fit get the same vectors either way. Measured on the
+1,000 PubMedQA abstracts as whole documents (docs/benchmarks.md), the mean of windows retrieves
+worse than the start alone; chunking at the window (``chunking.chunk_tokens = 250``) is the way
+to have every word embedded.
 """
 
 from __future__ import annotations
@@ -83,11 +86,7 @@ def mismatch_hint(built: str, configured: str) -> str:
     """What to do when an index built with ``built`` meets the ``configured`` embedder and they
     differ only in how long texts are embedded; empty otherwise."""
     if configured == built + "#pool":
-        return (
-            " It was built when long chunks were embedded truncated to the model's window: "
-            'rebuild it to embed them whole, or set embed.long_texts = "truncate" to use it '
-            "as it is."
-        )
+        return ' It was built with embed.long_texts = "truncate": set that again to use it.'
     if built == configured + "#pool":
         return ' It was built with embed.long_texts = "pool": set that again to use it.'
     return ""
@@ -97,12 +96,33 @@ def long_chunk_policy(model_id: str) -> str:
     """How an index built with ``model_id`` embedded chunks longer than the model reads."""
     if model_id.endswith("#pool"):
         return (
-            "embedded whole: a chunk longer than the model's window is split into windows "
-            "whose vectors are averaged"
+            "pooled: a chunk longer than the model's window is split into windows whose "
+            "vectors are averaged (embed.long_texts = pool)"
         )
     if model_id.startswith("sentence-transformers:"):
         return (
             "truncated: dense retrieval sees only the start of chunks longer than the model's "
-            "window (built with embed.long_texts = truncate)"
+            "window (BM25 reads them whole); chunking.chunk_tokens = 250 aligns chunks with it"
         )
     return "as the embedding server handles them"
+
+
+def window_of(embedder: Any) -> tuple[Any, int] | None:
+    """``(model, window)`` of a local sentence-transformers embedder (through a cache wrapper),
+    None for others (a server decides for itself)."""
+    inner = getattr(embedder, "inner", embedder)
+    load = getattr(inner, "_load", None)
+    if load is None or not hasattr(inner, "long_texts"):
+        return None
+    model = load()
+    return model, window_tokens(model)
+
+
+def count_over_window(embedder: Any, texts: list[str]) -> dict[str, int] | None:
+    """``{"window": word pieces, "over_window": texts longer}``, or None for a server."""
+    found = window_of(embedder)
+    if found is None:
+        return None
+    model, window = found
+    over = sum(len(s) > window for s in token_spans(model.tokenizer, texts)) if texts else 0
+    return {"window": window, "over_window": over}

@@ -29,7 +29,7 @@ from biorag.corpus.audit import (
 )
 from biorag.corpus.models import Document, LoadReport
 from biorag.corpus.store import CorpusStore
-from biorag.embed.windows import long_chunk_policy, mismatch_hint
+from biorag.embed.windows import count_over_window, long_chunk_policy, mismatch_hint
 from biorag.errors import BioragError, IndexMismatchError
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress, progress_bar
@@ -56,6 +56,8 @@ class BuildReport:
     skipped_by_kind: dict[str, int] = field(default_factory=dict)
     skipped_file: str | None = None  # every skipped record of this load, with file and line
     duplicates: dict[str, Any] = field(default_factory=dict)
+    # chunks longer than the local embedder reads, and how they were embedded
+    long_chunks: dict[str, Any] = field(default_factory=dict)
     papers_without_fulltext: int = 0  # format paper_fulltexts: papers the index cannot hold
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -196,8 +198,28 @@ class IndexDir:
         report.seconds["index"] = time.perf_counter() - t
         report.documents_total = self.store.count_documents()
         report.chunks_total = self.store.count_chunks()
+        if report.chunks_embedded:
+            self._count_long_chunks()
+        report.long_chunks = dict(self.manifest.get("long_chunks") or {})
         self._write_manifest()
         return report
+
+    def _count_long_chunks(self) -> None:
+        """Record how many chunks are longer than the local embedder reads, and say so."""
+        _, texts = self.store.all_chunk_texts()
+        counted = count_over_window(self.embedder, texts)
+        if counted is None:
+            return
+        counted["chunks"] = len(texts)
+        counted["embedded"] = long_chunk_policy(self.embedder.model_id).split(":")[0]
+        self.manifest["long_chunks"] = counted
+        if counted["over_window"] > 0.1 * len(texts):
+            log.warning(
+                "%d of %d chunks are longer than the embedding model reads (%d word pieces); "
+                "dense retrieval sees their start (BM25 reads them whole). Set "
+                "chunking.chunk_tokens = %d for chunks it reads whole",
+                counted["over_window"], len(texts), counted["window"], counted["window"],
+            )  # fmt: skip
 
     def _chunk_pending(self, batch_size: int) -> None:
         from biorag.corpus.chunking import chunk_document
@@ -293,7 +315,10 @@ def index_stats(path: str | Path) -> dict[str, Any]:
             "chunks": store.count_chunks(),
             "chunks_embedded": store.count_chunks(with_vectors=True),
             "complete": by_state.get("embedded", 0) == docs,
-            "long_chunks": long_chunk_policy(manifest["embed_model"]),
+            "long_chunks": {
+                **(manifest.get("long_chunks") or {}),
+                "policy": long_chunk_policy(manifest["embed_model"]),
+            },
         }
     finally:
         store.close()
