@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +33,12 @@ from biorag.util.secrets import mask_url, redact_request_secrets
 
 log = logging.getLogger(__name__)
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class _Transient(Exception):
+    """A failed embedding request that a retry may cure (its message says what failed)."""
+
+
 DIMS_FILE = "openai_dims.json"
 _dims_lock = threading.Lock()
 
@@ -198,52 +203,62 @@ class OpenAIEmbedder:
         return httpx.Timeout(read, connect=self.connect_timeout_s)
 
     def _post(self, batch: list[str]) -> list[list[float]]:
+        """One batch's vectors; transient failures are retried (tenacity) with exponential
+        backoff (0.5 s doubling, at most 8 s) up to ``max_retries`` times."""
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+        from tenacity import wait_exponential as backoff
+
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Transient),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=backoff(multiplier=0.5, max=8.0),
+            before_sleep=lambda state: log.warning(
+                "embedding request to %s failed (%s), retrying",
+                mask_url(self.url),
+                state.outcome.exception() if state.outcome else "",
+            ),
+            reraise=True,
+        )
+        try:
+            return retrying(self._attempt, batch)
+        except _Transient as e:
+            hint = "; a slow server: lower embed.batch_size" if "timeout" in str(e) else ""
+            raise BioragError(
+                f"embedding endpoint {mask_url(self.url)} failed after {self.max_retries + 1} "
+                f"attempts ({e}){hint}; check embed.base_url"
+            ) from None
+
+    def _attempt(self, batch: list[str]) -> list[list[float]]:
+        """One request: the vectors, a :class:`BioragError` no retry cures, or
+        :class:`_Transient` naming what failed."""
         payload = {"model": self.model, "input": batch, "encoding_format": "float"}
         where = mask_url(self.url)
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
-            try:
-                resp = self._client.post(
-                    self.url,
-                    json=payload,
-                    headers=self._headers(),
-                    timeout=self._timeout(len(batch)),
-                )
-            except httpx.ConnectError as e:
-                if not self._answered:
-                    raise BioragError(
-                        f"cannot connect to the embedding server at {where} ({_one_line(str(e))}); "
-                        f"start it, or set embed.base_url (now {mask_url(self.base_url)!r})"
-                    ) from None
-                last = f"{type(e).__name__}: {_one_line(str(e))}"
-            except httpx.TimeoutException as e:
-                kind = "connect" if isinstance(e, httpx.ConnectTimeout) else "answer"
-                if kind == "connect" and not self._answered:
-                    raise BioragError(
-                        f"the embedding server at {where} did not accept a connection within "
-                        f"{self.connect_timeout_s:g}s; check embed.base_url "
-                        f"(now {mask_url(self.base_url)!r})"
-                    ) from None
-                last = f"no {kind} within the timeout ({type(e).__name__})"
-            except httpx.HTTPError as e:
-                last = f"{type(e).__name__}: {_one_line(str(e))}"
-            else:
-                if resp.status_code in _RETRY_STATUS and not self._fatal_server_error(resp):
-                    self._answered = True
-                    last = f"HTTP {resp.status_code}: {_server_message(resp)}"
-                else:
-                    self._answered = True
-                    return self._handle(resp, len(batch))
-            log.warning("embedding request to %s failed (%s), retrying", where, last)
-        hint = ""
-        if "timeout" in last:
-            hint = "; a slow server: lower embed.batch_size"
-        raise BioragError(
-            f"embedding endpoint {where} failed after {self.max_retries + 1} attempts "
-            f"({last}){hint}; check embed.base_url"
-        )
+        try:
+            resp = self._client.post(
+                self.url, json=payload, headers=self._headers(), timeout=self._timeout(len(batch))
+            )
+        except httpx.ConnectError as e:
+            if not self._answered:
+                raise BioragError(
+                    f"cannot connect to the embedding server at {where} ({_one_line(str(e))}); "
+                    f"start it, or set embed.base_url (now {mask_url(self.base_url)!r})"
+                ) from None
+            raise _Transient(f"{type(e).__name__}: {_one_line(str(e))}") from None
+        except httpx.TimeoutException as e:
+            kind = "connect" if isinstance(e, httpx.ConnectTimeout) else "answer"
+            if kind == "connect" and not self._answered:
+                raise BioragError(
+                    f"the embedding server at {where} did not accept a connection within "
+                    f"{self.connect_timeout_s:g}s; check embed.base_url "
+                    f"(now {mask_url(self.base_url)!r})"
+                ) from None
+            raise _Transient(f"no {kind} within the timeout ({type(e).__name__})") from None
+        except httpx.HTTPError as e:
+            raise _Transient(f"{type(e).__name__}: {_one_line(str(e))}") from None
+        self._answered = True
+        if resp.status_code in _RETRY_STATUS and not self._fatal_server_error(resp):
+            raise _Transient(f"HTTP {resp.status_code}: {_server_message(resp)}")
+        return self._handle(resp, len(batch))
 
     def _fatal_server_error(self, resp: httpx.Response) -> bool:
         """A 5xx that no retry cures (llama-server: a text longer than its batch)."""

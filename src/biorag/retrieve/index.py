@@ -207,11 +207,11 @@ class IndexDir:
     def _count_long_chunks(self) -> None:
         """Record how many chunks are longer than the local embedder reads, and say so."""
         _, texts = self.store.all_chunk_texts()
-        counted = count_over_window(self.embedder, texts)
-        if counted is None:
+        found = count_over_window(self.embedder, texts)
+        if found is None:
             return
-        counted["chunks"] = len(texts)
-        counted["embedded"] = long_chunk_policy(self.embedder.model_id).split(":")[0]
+        policy = long_chunk_policy(self.embedder.model_id).split(":")[0]
+        counted: dict[str, Any] = {**found, "chunks": len(texts), "embedded": policy}
         self.manifest["long_chunks"] = counted
         if counted["over_window"] > 0.1 * len(texts):
             log.warning(
