@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from biorag.eval.judge_score import five_point_score, parse_score, score_answers
+from biorag.eval.judge_score import five_point_score, parse_score
 from biorag.llm import LLM, MockBackend
 
 
@@ -21,24 +21,3 @@ async def test_out_of_range_and_garbage_are_none():
     assert parse_score({"score": "3"}) == (3, "")
     assert parse_score({"score": 2.5})[0] is None and parse_score({"score": True})[0] is None
     assert parse_score({"score": 0})[0] is None
-
-
-async def test_mean_ignores_unscored():
-    llm = _llm(
-        [
-            {"match": "ANS-A", "response": {"score": 5}},
-            {"match": "ANS-B", "response": {"score": 2}},
-            {"match": "ANS-C", "response": {"score": 9}},
-            {"match": "ANS-D", "error": "fatal"},
-        ]
-    )
-    items = [
-        {"question": "q1", "ideal_answer": "i", "answer": "ANS-A"},
-        ("q2", "i", "ANS-B"),
-        {"question": "q3", "ideal_answer": "i", "answer": "ANS-C"},
-        {"question": "q4", "ideal_answer": "i", "answer": "ANS-D"},
-    ]
-    got = await score_answers(llm, items)
-    assert got["mean"] == 3.5 and got["n"] == 2 and got["unscored"] == 2
-    assert got["scores"] == [5, 2, None, None]
-    assert (await score_answers(llm, []))["mean"] is None

@@ -2,26 +2,24 @@
 
 :func:`five_point_score` asks a judge model (stage ``judge_score``) for
 ``{"score": 1..5, "reason": str}``; a score out of range, not an integer, or an unparseable
-answer gives ``score=None``. :func:`score_answers` averages the scored items and counts the
-unscored ones (including judge calls that failed).
+answer gives ``score=None``.
 
 The judge is whatever LLM is passed in. The ``[judge]`` settings (``BIORAG_JUDGE_*``) give the
 judge's own LLM settings (``Settings.judge_llm()``: ``[llm]`` with the judge's keys replacing
 it), so a different judge model than the answering one is::
 
     judge = biorag.llm.build_llm(settings.model_copy(update={"llm": settings.judge_llm()}))
-    summary = await score_answers(judge, items)
+    scored = await five_point_score(judge, question, ideal_answer, answer)
 
-The evaluation runner judges every run this way (:mod:`biorag.eval.judging`).
+The evaluation runner judges every run this way and averages the scores
+(:mod:`biorag.eval.judging`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm import PromptTemplate, budget
 
 PROMPTS = "biorag.eval.prompts"
@@ -75,35 +73,3 @@ async def five_point_score(llm: Any, question: str, ideal_answer: str, answer: s
     resp = await llm.chat_json(req)
     score, reason = parse_score(resp.parsed)
     return JudgeScore(score=score, raw=resp.text, reason=reason)
-
-
-def _fields(item: Mapping[str, Any] | Sequence[Any]) -> tuple[str, str, str]:
-    if isinstance(item, Mapping):
-        return str(item["question"]), str(item["ideal_answer"]), str(item.get("answer") or "")
-    q, ideal, ans = item
-    return str(q), str(ideal), str(ans or "")
-
-
-async def score_answers(
-    llm: Any, items: Iterable[Mapping[str, Any] | Sequence[Any]]
-) -> dict[str, Any]:
-    """Score each ``{question, ideal_answer, answer}`` (or 3-tuple) item.
-
-    Returns ``{"mean": mean of the scored (None when none), "n": scored, "unscored": count,
-    "scores": per-item score or None}``; unscored items do not enter the mean.
-    """
-    scores: list[int | None] = []
-    for item in items:
-        try:
-            scores.append((await five_point_score(llm, *_fields(item))).score)
-        except LLMUnavailableError:
-            raise  # no model at all: stop, do not run on without it
-        except LLMError:
-            scores.append(None)
-    got = [s for s in scores if s is not None]
-    return {
-        "mean": sum(got) / len(got) if got else None,
-        "n": len(got),
-        "unscored": len(scores) - len(got),
-        "scores": scores,
-    }
