@@ -40,6 +40,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import budget
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize, numbered_passages

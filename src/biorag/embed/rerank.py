@@ -160,6 +160,8 @@ class LLMJudgeReranker(_RerankMixin):
     log-probabilities scores ``neutral``. Passages are cut to ``max_passage_chars``."""
 
     def __init__(self, llm: Any, *, max_passage_chars: int = 4000, neutral: float = 0.5):
+        from biorag.embed import dry_replies  # noqa: F401 - registers its dry-run answer
+
         self.llm = llm
         self.max_passage_chars = max_passage_chars
         self.neutral = neutral

@@ -44,6 +44,7 @@ import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
 from biorag.errors import BioragError, LLMError, LLMUnavailableError
+from biorag.eval import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.eval.components_graph import community_comparison
 from biorag.eval.components_graph import graph_communities as graph_communities
 from biorag.eval.components_graph import semantic_communities as semantic_communities

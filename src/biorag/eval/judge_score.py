@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from biorag.eval import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import PromptTemplate, budget
 
 PROMPTS = "biorag.eval.prompts"

@@ -10,6 +10,7 @@ from typing import Any
 
 from biorag.corpus.models import Chunk
 from biorag.errors import LLMUnavailableError
+from biorag.extract import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.extract.models import Claim
 from biorag.extract.parsing import normalize_claim
 from biorag.llm import budget

@@ -32,6 +32,7 @@ import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
 from biorag.errors import LLMError, LLMUnavailableError
+from biorag.graph import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import format_passage, format_passages

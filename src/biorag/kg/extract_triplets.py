@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from biorag.extract.parsing import parse_triple_fields
+from biorag.kg import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.kg.models import Triplet, normalize_key
 from biorag.llm import budget
 from biorag.llm.evidence import format_passage, numbered_passages

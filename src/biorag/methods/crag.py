@@ -32,6 +32,7 @@ from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import numbered_passages
 from biorag.llm.prompts import PromptTemplate
+from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, QAMethod, Question, retrieve_passages
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,

@@ -38,6 +38,7 @@ from biorag.llm import budget
 from biorag.llm.evidence import format_passage, neutralize, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
+from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
 from biorag.methods.context import ContextItem, answer_from_context
 from biorag.methods.exact_step import wants_exact, with_exact

@@ -35,6 +35,7 @@ from biorag.llm import budget
 from biorag.llm.evidence import numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
+from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
 
 STAGE = "kg_answer"

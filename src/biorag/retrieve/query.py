@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from biorag.llm import budget
 from biorag.llm.prompts import PromptTemplate
+from biorag.retrieve import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 
 PROMPTS = "biorag.retrieve.prompts"
 

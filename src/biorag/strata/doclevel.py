@@ -20,6 +20,7 @@ from biorag.errors import LLMError
 from biorag.llm import budget
 from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
+from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 
 DOC_PROMPT = PromptTemplate.load("biorag.strata.prompts", "strata_doc")
 DOC_SCHEMA = {

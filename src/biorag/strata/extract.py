@@ -31,6 +31,7 @@ from biorag.extract.patterns import pattern_triple
 from biorag.llm import budget
 from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
+from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.strata.doclevel import DocInfo, extract_doc_llm, extract_doc_rules
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
 

@@ -33,6 +33,7 @@ from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.kg.typed_store import TypedGraphStore, open_typed_store
 from biorag.llm import ChatRequest, PromptTemplate, budget
 from biorag.llm.evidence import format_passage, numbered_passages
+from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.strata.build import DB_NAME
 from biorag.strata.queries import related_papers
 from biorag.util.files import write_text_atomic

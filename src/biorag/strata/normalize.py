@@ -26,6 +26,7 @@ from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
+from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.strata.vocab import VocabEntry, Vocabulary
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ from biorag.llm.accounting import note_fallback
 from biorag.llm.budget import SUMMARY_ENTRY, TEST_SUMMARY, fixed_list, words_budget
 from biorag.llm.evidence import format_passage, format_passages
 from biorag.llm.prompts import PromptTemplate
+from biorag.summarize import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.summarize.base import (
     STAGE_COMPRESS,
     STAGE_LAYER,

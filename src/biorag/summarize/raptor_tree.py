@@ -35,6 +35,7 @@ import numpy as np
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
+from biorag.summarize import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 
 PROMPTS = "biorag.summarize.prompts"
 STAGE_RAPTOR = "raptor_summary"
