@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class BioragError(Exception):
     """A problem with the user's input, configuration or environment.
@@ -24,6 +27,34 @@ class InputFormatError(BioragError):
 
 class IndexMismatchError(BioragError):
     """An index opened with another embedding model or dimension than it was built with."""
+
+
+class DamagedFileError(BioragError):
+    """A file biorag wrote (an index, a knowledge graph) that can no longer be read."""
+
+
+#: The fix for a damaged index file.
+REBUILD_INDEX = "rebuild the index (biorag index build --corpus ... --out DIR)"
+#: What reading a damaged file raises: bad JSON or UTF-8, short or pickled numpy arrays, a FAISS
+#: read error, a malformed SQLite database.
+DAMAGE = (OSError, ValueError, RuntimeError, EOFError, KeyError, TypeError)
+
+
+@contextmanager
+def reading(path: object, what: str, fix: str) -> Iterator[None]:
+    """Turn a failure to read ``path`` into a :class:`DamagedFileError` that names it, says what
+    it is and how to fix it (``fix``: "rebuild the index with ...")."""
+    import sqlite3
+
+    try:
+        yield
+    except (*DAMAGE, sqlite3.DatabaseError) as e:
+        if isinstance(e, BioragError):
+            raise
+        detail = " ".join(str(e).split())[:200]
+        raise DamagedFileError(
+            f"{path} ({what}) cannot be read: {type(e).__name__}: {detail}; {fix}"
+        ) from None
 
 
 class LLMError(BioragError):

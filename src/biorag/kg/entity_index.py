@@ -27,7 +27,7 @@ import numpy as np
 
 from biorag.embed.base import l2_normalize
 from biorag.embed.windows import mismatch_hint
-from biorag.errors import IndexMismatchError
+from biorag.errors import IndexMismatchError, reading
 from biorag.kg.models import normalize_key
 from biorag.util.files import write_json_atomic
 
@@ -65,7 +65,12 @@ class EntityIndex:
         idx = cls(directory, embedder)
         meta_path = idx.dir / META
         if meta_path.is_file():
-            idx._load(json.loads(meta_path.read_text(encoding="utf-8")))
+            fix = f"delete {idx.dir}/entities.* and it is rebuilt when the graph is next opened"
+            with reading(meta_path, "the knowledge graph's entity index", fix):
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                meta["model_id"], meta["dim"], meta["names"]
+            with reading(f"{idx.dir}/entities.*", "the knowledge graph's entity vectors", fix):
+                idx._load(meta)
         return idx
 
     def _load(self, meta: dict[str, Any]) -> None:

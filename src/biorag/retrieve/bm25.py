@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from biorag.errors import IndexMismatchError
+from biorag.errors import REBUILD_INDEX as REBUILD
+from biorag.errors import IndexMismatchError, reading
 from biorag.retrieve.hits import Hit
 from biorag.util.files import write_dir_atomically
 
@@ -184,13 +185,17 @@ class BM25Index:
             raise IndexMismatchError(
                 f"{directory} is not a biorag BM25 index (no {meta_path.name})"
             )
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        with reading(meta_path, "the BM25 index's description", REBUILD):
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if meta.get("format") != FORMAT:
             raise IndexMismatchError(
                 f"{directory} holds BM25 index format {meta.get('format')!r}, expected {FORMAT!r}; "
                 "rebuild the index"
             )
-        retriever = bm25s.BM25.load(str(directory), mmap=mmap, show_progress=False)
-        ids = json.loads((directory / "ids.json").read_text(encoding="utf-8"))
-        tok = Tokenizer(meta["stemmer"], frozenset(meta["stop_words"]))
+        with reading(directory, "the BM25 index's arrays and vocabulary", REBUILD):
+            retriever = bm25s.BM25.load(str(directory), mmap=mmap, show_progress=False)
+        with reading(directory / "ids.json", "the BM25 index's document ids", REBUILD):
+            ids = json.loads((directory / "ids.json").read_text(encoding="utf-8"))
+        with reading(meta_path, "the BM25 index's description", REBUILD):
+            tok = Tokenizer(meta["stemmer"], frozenset(meta["stop_words"]))
         return cls(retriever, ids, tok)

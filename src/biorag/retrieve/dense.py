@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from biorag.errors import IndexMismatchError
+from biorag.errors import REBUILD_INDEX as REBUILD
+from biorag.errors import IndexMismatchError, reading
 from biorag.retrieve.hits import Hit
 from biorag.util.files import write_dir_atomically
 
@@ -201,20 +202,24 @@ class DenseIndex:
         meta_path = directory / "meta.json"
         if not meta_path.is_file():
             raise IndexMismatchError(f"{directory} is not a biorag dense index (no meta.json)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        with reading(meta_path, "the dense index's description", REBUILD):
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            dim = int(meta["dim"])
         if meta.get("format") != FORMAT:
             raise IndexMismatchError(
                 f"{directory} holds dense index format {meta.get('format')!r}, "
                 f"expected {FORMAT!r}; rebuild the index"
             )
-        if expected_dim is not None and int(meta["dim"]) != int(expected_dim):
+        if expected_dim is not None and dim != int(expected_dim):
             raise IndexMismatchError(
                 f"dense index {directory} was built with dimension {meta['dim']} but the embedder "
                 f"in use gives dimension {expected_dim}; use the embedding model the index was "
                 "built with, or rebuild the index"
             )
-        index = faiss.read_index(str(directory / "index.faiss"))
-        ids = json.loads((directory / "ids.json").read_text(encoding="utf-8"))
+        with reading(directory / "index.faiss", "the dense index's vectors", REBUILD):
+            index = faiss.read_index(str(directory / "index.faiss"))
+        with reading(directory / "ids.json", "the dense index's chunk ids", REBUILD):
+            ids = json.loads((directory / "ids.json").read_text(encoding="utf-8"))
         if len(ids) != index.ntotal:
             raise IndexMismatchError(
                 f"{directory}: {len(ids)} ids for {index.ntotal} vectors; rebuild the index"

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from biorag.config import RetrievalSettings
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import mismatch_hint
-from biorag.errors import BioragError, IndexMismatchError
+from biorag.errors import REBUILD_INDEX, BioragError, IndexMismatchError, reading
 from biorag.retrieve.index import read_manifest
 
 Retriever = Literal["bm25", "dense", "hybrid"]
@@ -57,7 +57,10 @@ class Searcher:
         self.name: str = self.manifest["name"]
         # ``embedder`` may be a zero-argument callable, so BM25-only use never loads a model.
         self._embedder = embedder
-        self.store = CorpusStore(self.path / "corpus.sqlite")
+        with reading(
+            self.path / "corpus.sqlite", "the index's documents and chunks", REBUILD_INDEX
+        ):
+            self.store = CorpusStore(self.path / "corpus.sqlite")
         self.bm25 = BM25Index.load(self.path / "bm25")
         self.dense = DenseIndex.load(self.path / "dense", expected_dim=self.manifest["dim"])
 
@@ -104,6 +107,9 @@ class Searcher:
             for b, d in zip(bm, de, strict=True)  # type: ignore[arg-type]
         ]
 
+    def _reading_store(self) -> Any:
+        return reading(self.path / "corpus.sqlite", "the index's documents", REBUILD_INDEX)
+
     def search(
         self,
         queries: list[str],
@@ -119,8 +125,11 @@ class Searcher:
         depth = max(2 * k, 50) if level == "chunk" else max(10 * k, 100)
         rankings = self._rank(queries, depth, retriever)
         wanted = sorted({h.id for r in rankings for h in r})
-        chunks = self.store.get_chunks(wanted)
-        docs = self.store.get_documents(sorted({c.doc_id for c in chunks.values()}))
+        with reading(
+            self.path / "corpus.sqlite", "the index's documents and chunks", REBUILD_INDEX
+        ):
+            chunks = self.store.get_chunks(wanted)
+            docs = self.store.get_documents(sorted({c.doc_id for c in chunks.values()}))
         out: list[list[Passage]] = []
         for ranking in rankings:
             passages: list[Passage] = []
