@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -55,6 +57,30 @@ def one_line(error: BaseException) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
 
 
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def storage_problem(e: BaseException) -> str | None:
+    """One line for a full disk or a directory biorag may not write to; None for other errors.
+    Files are written atomically (a temporary file renamed over the old one, SQLite
+    transactions), so what was there before stays usable."""
+    text = " ".join(str(e).split())
+    if (isinstance(e, OSError) and e.errno in _FULL) or "disk is full" in text:
+        where = f" writing {e.filename}" if getattr(e, "filename", None) else ""
+        return (
+            f"the disk is full{where} ({text}); free some space and run the same command "
+            "again: what was written before is unchanged"
+        )
+    if (isinstance(e, OSError) and e.errno in _READ_ONLY) or "readonly database" in text:
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        return (
+            f"cannot write{where} ({text}): the output directory is read-only; write to "
+            "another directory or make it writable"
+        )
+    return None
+
+
 def handle_errors(fn: F) -> F:
     """Turn a user's mistake into one clear message on stderr (exit 2), never a traceback."""
 
@@ -64,6 +90,11 @@ def handle_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except BioragError as e:
             fail(one_line(e))
+        except (OSError, sqlite3.OperationalError) as e:
+            why = storage_problem(e)
+            if why is None:
+                raise
+            fail(why)
         except KeyboardInterrupt:
             typer.echo("interrupted; run the same command again to resume", err=True)
             raise typer.Exit(130) from None
