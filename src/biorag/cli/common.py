@@ -67,13 +67,15 @@ def storage_problem(e: BaseException) -> str | None:
     transactions), so what was there before stays usable."""
     text = " ".join(str(e).split())
     if (isinstance(e, OSError) and e.errno in _FULL) or "disk is full" in text:
-        where = f" writing {e.filename}" if getattr(e, "filename", None) else ""
+        filename = getattr(e, "filename", None)
+        where = f" writing {filename}" if filename else ""
         return (
             f"the disk is full{where} ({text}); free some space and run the same command "
             "again: what was written before is unchanged"
         )
     if (isinstance(e, OSError) and e.errno in _READ_ONLY) or "readonly database" in text:
-        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        filename = getattr(e, "filename", None)
+        where = f" {filename}" if filename else ""
         return (
             f"cannot write{where} ({text}): the output directory is read-only; write to "
             "another directory or make it writable"
