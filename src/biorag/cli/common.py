@@ -66,12 +66,16 @@ def storage_problem(e: BaseException) -> str | None:
     Files are written atomically (a temporary file renamed over the old one, SQLite
     transactions), so what was there before stays usable."""
     text = " ".join(str(e).split())
-    if (isinstance(e, OSError) and e.errno in _FULL) or "disk is full" in text:
+    if (
+        (isinstance(e, OSError) and e.errno in _FULL)
+        or "disk is full" in text
+        or "disk I/O" in text
+    ):
         filename = getattr(e, "filename", None)
         where = f" writing {filename}" if filename else ""
         return (
-            f"the disk is full{where} ({text}); free some space and run the same command "
-            "again: what was written before is unchanged"
+            f"the disk is full or failing{where} ({text}); free some space and run the same "
+            "command again: what was written before is unchanged"
         )
     if (isinstance(e, OSError) and e.errno in _READ_ONLY) or "readonly database" in text:
         filename = getattr(e, "filename", None)

@@ -9,6 +9,7 @@ batch is committed, so a kill loses at most the batch in flight.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -51,6 +52,11 @@ class CorpusStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        if self.path.is_file() and not os.access(self.path.parent, os.W_OK):
+            # read-only media (a mounted archive, a shared volume): searchable, never written
+            uri = f"file:{self.path.resolve()}?immutable=1"
+            self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(self.path, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
