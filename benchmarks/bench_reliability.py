@@ -225,39 +225,38 @@ def mounted(path: Path, size: str, ro: bool = False) -> bool:
 
 def disk_checks(inp: dict[str, Path], env: dict[str, str], work: Path) -> dict[str, Any]:
     """A full disk and a read-only directory under an existing index."""
-    out: dict[str, Any] = {}
     mnt = work / "small_disk"
     if not mounted(mnt, "12m"):
         return {"skipped": "mounting a tmpfs needs root; not run"}
+    idx = mnt / "idx"
+
+    def retrieve(name: str) -> str | None:
+        out = work / name
+        r = biorag(["retrieve", "--index", str(idx), "--queries", str(inp["queries.jsonl"]),
+                    "--k", "5", "--out", str(out)], env, check=False)  # fmt: skip
+        return out.read_text() if r.returncode == 0 else None
+
+    def add_then_search(name: str, before: str | None) -> dict[str, Any]:
+        """``index add`` into the broken directory, then search the index as it was."""
+        r = biorag(["index", "add", str(inp["second.jsonl"]), "--index", str(idx)], env, False)
+        if filler.exists():
+            filler.unlink()  # the user frees space; the index must be as it was
+        return {
+            "one_line_error": one_line_error(r),
+            "error": next((x for x in r.stderr.splitlines() if x.startswith("error:")), None),
+            "stderr_tail": r.stderr.strip().splitlines()[-1:],
+            "index_still_usable": before is not None and retrieve(name) == before,
+        }
+
+    out: dict[str, Any] = {}
+    filler = mnt / "filler"
     try:
-        idx = mnt / "idx"
         biorag(["index", "build", "--corpus", str(inp["first.jsonl"]), "--out", str(idx)], env)
-        before = biorag(["retrieve", "--index", str(idx), "--queries", str(inp["queries.jsonl"]),
-                         "--k", "5", "--out", str(work / "before.trec")], env)  # fmt: skip
-        filler = mnt / "filler"
+        before = retrieve("before.trec")
         subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)
-        r = biorag(["index", "add", str(inp["second.jsonl"]), "--index", str(idx)], env, False)
-        filler.unlink()  # the user frees space; the index must be as it was
-        after = biorag(["retrieve", "--index", str(idx), "--queries", str(inp["queries.jsonl"]),
-                        "--k", "5", "--out", str(work / "after.trec")], env, False)  # fmt: skip
-        out["full_disk"] = {
-            "one_line_error": one_line_error(r),
-            "error": next((x for x in r.stderr.splitlines() if x.startswith("error:")), None),
-            "index_still_usable": after.returncode == 0
-            and (work / "after.trec").read_text() == (work / "before.trec").read_text(),
-        }
-        out["full_disk"]["stderr_tail"] = r.stderr.strip().splitlines()[-1:] if r.stderr else []
-        del before
+        out["full_disk"] = add_then_search("after.trec", before)
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
-        r = biorag(["index", "add", str(inp["second.jsonl"]), "--index", str(idx)], env, False)
-        after = biorag(["retrieve", "--index", str(idx), "--queries", str(inp["queries.jsonl"]),
-                        "--k", "5", "--out", str(work / "after_ro.trec")], env, False)  # fmt: skip
-        out["read_only"] = {
-            "one_line_error": one_line_error(r),
-            "error": next((x for x in r.stderr.splitlines() if x.startswith("error:")), None),
-            "index_still_usable": after.returncode == 0
-            and (work / "after_ro.trec").read_text() == (work / "before.trec").read_text(),
-        }
+        out["read_only"] = add_then_search("after_ro.trec", before)
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True, check=False)
     return out

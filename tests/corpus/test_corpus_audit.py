@@ -79,6 +79,6 @@ def test_duplicates_are_resolved_as_reported():
 
 def test_audit_refuses_before_deduplicating():
     report = LoadReport(documents=[doc("h", "z" * 50), doc("h", "z" * 50)], skipped=[])
-    dup, refused = audit_load(report, max_chars=10)
-    assert refused == 2 and dup.same_record == 0 and report.documents == []
+    dup = audit_load(report, max_chars=10)
+    assert len(report.skipped) == 2 and dup.same_record == 0 and report.documents == []
     assert all(isinstance(s, SkippedRecord) for s in report.skipped)

@@ -173,9 +173,7 @@ def refuse_oversize(report: LoadReport, max_chars: int = DEFAULT_MAX_RECORD_CHAR
     return refused
 
 
-def audit_load(
-    report: LoadReport, max_chars: int = DEFAULT_MAX_RECORD_CHARS
-) -> tuple[Duplicates, int]:
-    """Refuse oversized records, then drop repeated ones: ``(duplicates, refused)``."""
-    refused = refuse_oversize(report, max_chars)
-    return deduplicate(report), refused
+def audit_load(report: LoadReport, max_chars: int = DEFAULT_MAX_RECORD_CHARS) -> Duplicates:
+    """Refuse oversized records (they join ``report.skipped``), then drop repeated ones."""
+    refuse_oversize(report, max_chars)
+    return deduplicate(report)

@@ -124,5 +124,4 @@ def count_over_window(embedder: Any, texts: list[str]) -> dict[str, int] | None:
     if found is None:
         return None
     model, window = found
-    over = sum(len(s) > window for s in token_spans(model.tokenizer, texts)) if texts else 0
-    return {"window": window, "over_window": over}
+    return {"window": window, "over_window": over_window(model, texts) if texts else 0}

@@ -164,7 +164,7 @@ class IndexDir:
         report = BuildReport(index=str(self.path))
         t0 = time.perf_counter()
         if isinstance(loaded, LoadReport):
-            duplicates, _ = audit_load(loaded, max_record_chars)
+            duplicates = audit_load(loaded, max_record_chars)
             report.duplicates = duplicates.to_dict()
             skips = summarize_skips(
                 loaded.skipped, self.path / SKIPPED_FILE if loaded.skipped else None
@@ -198,15 +198,13 @@ class IndexDir:
         report.seconds["index"] = time.perf_counter() - t
         report.documents_total = self.store.count_documents()
         report.chunks_total = self.store.count_chunks()
-        if report.chunks_embedded:
-            self._count_long_chunks()
         report.long_chunks = dict(self.manifest.get("long_chunks") or {})
         self._write_manifest()
         return report
 
-    def _count_long_chunks(self) -> None:
-        """Record how many chunks are longer than the local embedder reads, and say so."""
-        _, texts = self.store.all_chunk_texts()
+    def _count_long_chunks(self, texts: list[str]) -> None:
+        """Record how many of the index's chunks are longer than the local embedder reads, and
+        say so."""
         found = count_over_window(self.embedder, texts)
         if found is None:
             return
@@ -260,6 +258,7 @@ class IndexDir:
         BM25Index.build(ids, texts, k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b).save(
             self.path / "bm25"
         )
+        self._count_long_chunks(texts)  # the same texts: after a build, an add or a removal
         vids, vecs = self.store.all_vectors(self.manifest["dim"])
         DenseIndex.build(
             vids,
