@@ -84,15 +84,15 @@ def run_mode(mode: str, questions: list[dict[str, Any]], index: Path, denoise: s
     from biorag.llm import build_llm
     from biorag.llm.dry_run import dry_run_responder
     from biorag.llm.mock_backend import MockBackend
-    from biorag.methods.base import Question, Runtime
+    from biorag.methods.base import Question
     from biorag.methods.claims import Claims
+    from biorag.methods.runtime import Runtime
 
     settings = Settings.model_validate(
         {"llm": {"backend": "mock", "mock_script": "dry-run", "cache": False, "concurrency": 256}}
     )
-    rt = Runtime(settings, [index])
     tracker = RoundTracker(MockBackend(responder=dry_run_responder, model="dry-run"))
-    rt.__dict__["llm"] = build_llm(settings, backend=tracker)
+    rt = Runtime(settings, [index], llm=build_llm(settings, backend=tracker))
     method = Claims(rt, mode=mode, denoise=denoise)
     per_q: list[dict[str, Any]] = []
     options = {"A": "yes", "B": "no", "C": "maybe"}

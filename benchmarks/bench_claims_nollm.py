@@ -31,8 +31,9 @@ def main() -> None:
     if not DATA.is_dir():
         sys.exit(f"needs {DATA} (the shared benchmark data)")
     from biorag.config import Settings
-    from biorag.methods.base import Question, Runtime
+    from biorag.methods.base import Question
     from biorag.methods.claims import Claims
+    from biorag.methods.runtime import Runtime
 
     settings = Settings.model_validate({"home": str(CACHE / "home")})
     rt = Runtime(settings)

@@ -85,3 +85,19 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not beside this checkout")
     return SHARED_DATA
+
+
+@pytest.fixture
+def cli_components(monkeypatch):
+    """Give the CLI's runtime ready-made components: ``cli_components(embedder=e, llm=None)``
+    (``llm=None``: the no-LLM floor); what is not given is built from the settings."""
+    from biorag.cli import common
+    from biorag.methods.runtime import Runtime
+
+    given: dict = {}
+
+    def open_runtime(index_paths=None):
+        return Runtime(common.STATE.settings(), index_paths, **given)
+
+    monkeypatch.setattr(common, "open_runtime", open_runtime)
+    return given.update

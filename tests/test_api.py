@@ -1,10 +1,11 @@
 from biorag import BioRAG
 from biorag.config import Settings
+from biorag.methods.runtime import Runtime
 
 
 def test_facade_add_search_ask_remove(tmp_path, corpus_file, hash_embedder):
-    rag = BioRAG(tmp_path / "idx", Settings(home=str(tmp_path / "home")))
-    rag.runtime.__dict__["embedder"] = hash_embedder
+    rt = Runtime(Settings(home=str(tmp_path / "home")), embedder=hash_embedder)
+    rag = BioRAG(tmp_path / "idx", runtime=rt)
     report = rag.add([corpus_file])
     assert report["documents_new"] == 4
     hits = rag.search("atorvastatin LDL", k=2, retriever="bm25")
@@ -65,11 +66,9 @@ def test_facade_reuses_and_closes_its_llm_http_clients(tmp_path, hash_embedder, 
     monkeypatch.setattr(httpx.AsyncClient, "__init__", counting_init)
     url = f"http://127.0.0.1:{server.server_port}/v1"
     llm = {"backend": "openai", "base_url": url, "model": "main", "cache": False}
-    rag = BioRAG(tmp_path / "idx", Settings(home=str(tmp_path / "home"), llm=llm))
-    rag.runtime.__dict__["embedder"] = hash_embedder
-    rag.runtime.__dict__["searcher"] = SimpleNamespace(
-        search=lambda *a, **kw: [[]], close=lambda: None
-    )
+    no_hits = SimpleNamespace(search=lambda *a, **kw: [[]], close=lambda: None)
+    st = Settings(home=str(tmp_path / "home"), llm=llm)
+    rag = BioRAG(tmp_path / "idx", runtime=Runtime(st, embedder=hash_embedder, searcher=no_hits))
     try:
         for _ in range(3):
             rag.ask("Does KRX1 drive fibrosis?", {"A": "yes", "B": "no"}, "iprar",

@@ -10,8 +10,9 @@ from biorag.config import Settings
 from biorag.corpus.loaders import load_corpus
 from biorag.corpus.store import CorpusStore
 from biorag.errors import BioragError
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
 from biorag.methods.claims import Claims
+from biorag.methods.runtime import Runtime
 from biorag.retrieve.index import IndexDir
 
 # Three documents whose answer needs two hops: drug X -> enzyme Y -> disease Z.
@@ -53,9 +54,7 @@ def runtime(tmp_path, index, emb, llm: dict | None = None) -> Runtime:
     data = {"home": str(tmp_path / "home")}
     if llm:
         data["llm"] = llm
-    rt = Runtime(Settings.model_validate(data), [index])
-    rt.__dict__["embedder"] = emb
-    return rt
+    return Runtime(Settings.model_validate(data), [index], embedder=emb)
 
 
 def check_contract(ans, index) -> None:

@@ -9,8 +9,9 @@ import pytest
 
 from biorag.config import Settings
 from biorag.errors import BioragError
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
 from biorag.methods.registry import build_method
+from biorag.methods.runtime import Runtime
 
 OPTS = {"A": "insulin", "B": "atorvastatin", "C": "penicillin"}
 
@@ -118,9 +119,7 @@ def _indexed_runtime(tmp_path, corpus_file, emb, settings: Settings) -> Runtime:
     idx = IndexDir(tmp_path / "idx", emb)
     idx.add(load_corpus(corpus_file))
     idx.close()
-    rt = Runtime(settings, [tmp_path / "idx"])
-    rt.__dict__["embedder"] = emb  # the fast test embedder instead of MiniLM
-    return rt
+    return Runtime(settings, [tmp_path / "idx"], embedder=emb)  # a fast test embedder
 
 
 def test_retrieve_read_with_mock_llm_sees_the_evidence(tmp_path, corpus_file, hash_embedder):
@@ -179,8 +178,7 @@ def test_retrieve_read_floor_without_llm(tmp_path, corpus_file, hash_embedder):
 
 
 def test_given_passages_replace_retrieval(tmp_path, hash_embedder):
-    rt = Runtime(Settings(home=str(tmp_path)))  # no index at all
-    rt.__dict__["embedder"] = hash_embedder
+    rt = Runtime(Settings(home=str(tmp_path)), embedder=hash_embedder)  # no index at all
     q = Question(
         id="p9",
         text="Does vitamin D reduce fracture risk?",

@@ -16,16 +16,23 @@ from typing import Any
 
 from biorag.config import Settings, load_settings
 from biorag.errors import require_question
-from biorag.methods.base import Answer, Question, Runtime
+from biorag.methods.base import Answer, Question
+from biorag.methods.runtime import Runtime
 
 
 class BioRAG:
     """An index directory plus the settings and models to use it."""
 
-    def __init__(self, index: str | Path, settings: Settings | None = None):
+    def __init__(
+        self, index: str | Path, settings: Settings | None = None, runtime: Runtime | None = None
+    ):
+        """``runtime``: the components to use (e.g. one made with an embedder of the caller's);
+        by default one built from ``settings``. Either way :meth:`close` closes it."""
         self.index = Path(index)
-        self.settings = settings or load_settings()
-        self.runtime = Runtime(self.settings, [self.index])
+        self.settings = runtime.settings if runtime is not None else settings or load_settings()
+        self.runtime = runtime if runtime is not None else Runtime(self.settings, [self.index])
+        if not self.runtime.index_paths:
+            self.runtime.index_paths = [self.index]
         # One event loop for every ask: HTTP clients are bound to the loop that made them, so
         # the LLMs' clients are reused across questions and closed on that loop by close().
         self._loop: asyncio.Runner | None = None
@@ -40,7 +47,7 @@ class BioRAG:
         from biorag.corpus.loaders import load_corpora
         from biorag.retrieve.index import IndexDir
 
-        self._reset_searcher()
+        self.runtime.reset_searcher()
         with IndexDir(
             self.index, self.runtime.embedder, self.settings.chunking, self.settings.retrieval
         ) as idx:
@@ -50,7 +57,7 @@ class BioRAG:
         """Delete documents by content id or source id (PMID)."""
         from biorag.retrieve.index import IndexDir
 
-        self._reset_searcher()
+        self.runtime.reset_searcher()
         with IndexDir(self.index, self.runtime.embedder, retrieval=self.settings.retrieval) as idx:
             return idx.remove(doc_ids).to_dict()
 
@@ -81,26 +88,15 @@ class BioRAG:
         ``wall_s``, their summed wall-clock seconds (``{}`` without an LLM)."""
         return self.runtime.accounting()
 
-    def _reset_searcher(self) -> None:
-        searcher = self.runtime.__dict__.pop("searcher", None)
-        if searcher is not None:
-            searcher.close()
-
     def close(self) -> None:
-        """Close the LLMs (the main one and the second models methods built, e.g. IP-RAR's
-        reasoning model, one per distinct ``reasoning_model``, shared by every :meth:`ask`) on
-        the loop that used them, then the searcher."""
+        """Close the runtime: its LLMs (the main one and the second models methods built, e.g.
+        IP-RAR's reasoning model, one per distinct ``reasoning_model``, shared by every
+        :meth:`ask`) on the loop that used them, then the searcher."""
         if self._loop is not None:
-            self._run(self._aclose_llms())
+            self._run(self.runtime.aclose())
             self._loop.close()
             self._loop = None
         self.runtime.close()
-
-    async def _aclose_llms(self) -> None:
-        await self.runtime.aclose_llm_variants()
-        llm = self.runtime.__dict__.pop("llm", None)
-        if llm is not None:
-            await llm.aclose()
 
     def __enter__(self) -> BioRAG:
         return self

@@ -14,11 +14,11 @@ from biorag.config import Settings, load_settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval.judging import judge_answers, open_judge, rejudge_run
-from biorag.eval.question_runtime import SharedLLM
 from biorag.eval.records import answer_sha256, judged_text, read_judgments, read_predictions
 from biorag.eval.run_metrics import ideal_answer
 from biorag.eval.runner import run_eval
 from biorag.llm.mock_backend import MockBackend
+from biorag.llm.shared import SharedLLM
 from biorag.methods.base import Answer, QAMethod
 
 # What the "echo" method answers per question (a test edits it to change an answer).

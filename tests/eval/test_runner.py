@@ -21,7 +21,8 @@ from biorag.errors import BioragError
 from biorag.eval.records import read_predictions
 from biorag.eval.runner import run_eval
 from biorag.llm.mock_backend import MockBackend
-from biorag.methods.base import Answer, QAMethod, Runtime
+from biorag.methods.base import Answer, QAMethod
+from biorag.methods.runtime import Runtime
 
 REPO = Path(__file__).resolve().parents[2]
 LETTERS = "ABCD"
@@ -398,8 +399,8 @@ def test_shared_runtime_is_used(tmp_path, data, hash_embedder):
     """A caller's runtime (e.g. with an injected embedder) serves every question."""
     rt = Runtime(
         Settings.model_validate({"home": str(tmp_path / "home")}),  # no LLM: the floor
+        embedder=hash_embedder,
     )
-    rt.__dict__["embedder"] = hash_embedder
     out = tmp_path / "run"
     s = run_eval(
         rt.settings,
@@ -427,8 +428,7 @@ def test_retrieval_from_an_index_with_a_shared_searcher(tmp_path, corpus_file, h
     idx.add(load_corpus(corpus_file))
     idx.close()
     data = write_dataset(tmp_path / "toy.jsonl", make_items(8))
-    rt = Runtime(settings(tmp_path), [tmp_path / "idx"])
-    rt.__dict__["embedder"] = hash_embedder
+    rt = Runtime(settings(tmp_path), [tmp_path / "idx"], embedder=hash_embedder)
     out = tmp_path / "run"
     s = run_eval(
         rt.settings,

@@ -81,8 +81,8 @@ async def test_a_chunk_whose_claims_are_all_made_up_is_not_extracted_again(
 def test_the_check_can_be_switched_off_for_the_papers_setting(mock_llm) -> None:
     from biorag.config import Settings
     from biorag.extract import build_extraction
-    from biorag.methods.base import Runtime
     from biorag.methods.registry import build_method
+    from biorag.methods.runtime import Runtime
 
     llm = mock_llm([{"response": ""}])
     assert build_extraction(llm).claim_extractor.ground_claims

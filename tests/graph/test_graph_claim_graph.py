@@ -167,9 +167,10 @@ async def test_claims_directed_option_reaches_the_summarize_stage(monkeypatch, s
     import biorag.summarize as summarize
     from biorag.config import Settings
     from biorag.graph.claim_graph import DirectedClaimView
-    from biorag.methods.base import Question, Runtime
+    from biorag.methods.base import Question
     from biorag.methods.claims import ClaimsRun
     from biorag.methods.registry import build_method
+    from biorag.methods.runtime import Runtime
 
     seen = []
 

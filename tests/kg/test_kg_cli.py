@@ -39,15 +39,14 @@ def _app() -> typer.Typer:
 
 
 @pytest.fixture
-def run(tmp_path, monkeypatch):
+def run(tmp_path, monkeypatch, cli_components):
     monkeypatch.setenv("BIORAG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("BIORAG_PROGRESS", "0")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(STATE, "config", None)
     monkeypatch.setattr(STATE, "_settings", None)
     emb = HashEmbedder()
-    monkeypatch.setattr(kg_cmd, "_embedder", lambda: emb)
-    monkeypatch.setattr(kg_cmd, "_llm", lambda: None)
+    cli_components(embedder=emb, llm=None)
     app, runner = _app(), CliRunner()
 
     def invoke(*args: str):
@@ -211,7 +210,7 @@ MEDMCQA = [
 ]
 
 
-def test_build_medmcqa_half_text_and_llm(run, tmp_path, monkeypatch):
+def test_build_medmcqa_half_text_and_llm(run, tmp_path, monkeypatch, cli_components):
     dev = tmp_path / "dev.json"
     dev.write_text("".join(json.dumps(r) + "\n" for r in MEDMCQA), encoding="utf-8")
     res = run(
@@ -239,7 +238,7 @@ def test_build_medmcqa_half_text_and_llm(run, tmp_path, monkeypatch):
 
     replies = [{"response": "SUBJECT: Isoniazid\nPREDICATE: treats\nOBJECT: tuberculosis"}]
     client = LLM(MockBackend(rules=replies), max_retries=0, retry_base_delay=0.0)
-    monkeypatch.setattr(kg_cmd, "_llm", lambda: client)
+    cli_components(llm=client)
     res = run("build", "--from", str(dev), "--format", "medmcqa", "--limit", "1", "--out", "l")
     assert res.exit_code == 0, res.stderr
     assert "1 triplets added" in res.stdout and "kg_triplets" in res.stderr

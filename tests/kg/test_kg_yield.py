@@ -22,14 +22,14 @@ QA = [
 
 
 @pytest.fixture
-def build(tmp_path, monkeypatch):
+def build(tmp_path, monkeypatch, cli_components):
     monkeypatch.setenv("BIORAG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("BIORAG_PROGRESS", "0")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(STATE, "config", None)
     monkeypatch.setattr(STATE, "_settings", None)
     emb = HashEmbedder()
-    monkeypatch.setattr(kg_cmd, "_embedder", lambda: emb)
+    cli_components(embedder=emb)
     src = tmp_path / "qa.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in QA), encoding="utf-8")
     app = typer.Typer()
@@ -41,7 +41,7 @@ def build(tmp_path, monkeypatch):
 
     def invoke(answer: str, out: str, *extra: str):
         client = LLM(MockBackend(rules=[{"response": answer}]), max_retries=0, retry_base_delay=0)
-        monkeypatch.setattr(kg_cmd, "_llm", lambda: client)
+        cli_components(llm=client)
         args = ["kg", "build", "--from", str(src), "--format", "jsonl", "--out", out, *extra]
         return CliRunner().invoke(app, args, catch_exceptions=False)
 

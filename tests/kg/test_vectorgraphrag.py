@@ -12,7 +12,8 @@ from biorag.kg.models import Triplet
 from biorag.kg.store import open_store
 from biorag.llm import LLM, MockBackend
 from biorag.llm.evidence import numbered_passages, parse_passages
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
+from biorag.methods.runtime import Runtime
 from biorag.methods.vectorgraphrag import VectorGraphRAG, extract_letter_paper
 
 Q = Question(id="m1", text=QUESTION, options=dict(zip("ABCD", OPTIONS, strict=True)))
@@ -31,12 +32,11 @@ def kg(tmp_path):
 
 
 def runtime(tmp_path, reply: str | None):
-    rt = Runtime(Settings.model_validate({"home": str(tmp_path / "home")}))
-    rt.__dict__["embedder"] = DictEmbedder(TABLE)
-    rt.__dict__["llm"] = (
-        None if reply is None else LLM(MockBackend(rules=[{"response": reply}]), max_retries=0)
+    return Runtime(
+        Settings.model_validate({"home": str(tmp_path / "home")}),
+        embedder=DictEmbedder(TABLE),
+        llm=None if reply is None else LLM(MockBackend(rules=[{"response": reply}]), max_retries=0),
     )
-    return rt
 
 
 async def test_answer_with_ranked_triplet_context(tmp_path, kg):

@@ -29,7 +29,8 @@ from biorag.llm.evidence import (
     parse_passages,
     passage_ids,
 )
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
+from biorag.methods.runtime import Runtime
 from biorag.retrieve.index import IndexDir
 
 # -- units ---------------------------------------------------------------------------------------
@@ -213,10 +214,9 @@ def recording_runtime(tmp_path, emb, index=None) -> tuple[Runtime, MockBackend]:
     settings = Settings.model_validate(
         {"home": str(tmp_path / "home"), "llm": {"backend": "mock", "cache": False}}
     )
-    rt = Runtime(settings, [index] if index else [])
-    rt.__dict__["embedder"] = emb
     backend = MockBackend(responder=dry_run_responder)  # records every request in .calls
-    rt.__dict__["llm"] = build_llm(settings, backend=backend, retry_base_delay=0.0)
+    llm = build_llm(settings, backend=backend, retry_base_delay=0.0)
+    rt = Runtime(settings, [index] if index else [], embedder=emb, llm=llm)
     return rt, backend
 
 

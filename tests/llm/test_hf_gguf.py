@@ -23,8 +23,9 @@ from biorag.errors import ConfigError
 from biorag.llm import ChatRequest, build_llm
 from biorag.llm.hf_backend import GGUF_MARKER, HFBackend, file_sha256
 from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
 from biorag.methods.registry import build_method
+from biorag.methods.runtime import Runtime
 
 QUESTION = [
     {"role": "system", "content": "You are a helpful assistant. Answer in one sentence."},
@@ -186,8 +187,7 @@ def test_methods_answer_every_question_in_process(
     for extraction in ("json", "regex"):
         settings = converted.settings()
         settings.answer.extraction = extraction
-        rt = Runtime(settings, [tmp_path / "idx"])
-        rt.__dict__["embedder"] = hash_embedder
+        rt = Runtime(settings, [tmp_path / "idx"], embedder=hash_embedder)
         try:
             for method, opts in (("closed-book", {}), ("retrieve-read", {"k": 2})):
                 for q in questions:

@@ -179,12 +179,13 @@ def test_every_request_of_a_method_has_a_budget(
     """The dry-run model through whole methods: no request falls back to the client's default
     max_tokens, and no JSON request carries a stop sequence."""
     from biorag.config import Settings
-    from biorag.methods.base import Question, Runtime
+    from biorag.methods.base import Question
     from biorag.methods.registry import build_method
+    from biorag.methods.runtime import Runtime
 
     llm = {"backend": "mock", "mock_script": "dry-run", "cache": False, "max_tokens": UNSET}
-    rt = Runtime(Settings.model_validate({"home": str(tmp_path / "h"), "llm": llm}), [chain_index])
-    rt.__dict__["embedder"] = hash_embedder
+    settings = Settings.model_validate({"home": str(tmp_path / "h"), "llm": llm})
+    rt = Runtime(settings, [chain_index], embedder=hash_embedder)
     question = Question(
         id="q1",
         text="Could zelocitinib reduce fibrosis of the liver?",

@@ -9,7 +9,8 @@ import numpy as np
 
 from biorag.config import Settings
 from biorag.corpus.loaders import load_corpus
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
+from biorag.methods.runtime import Runtime
 from biorag.retrieve.index import IndexDir
 
 DRY_RUN = {"backend": "mock", "mock_script": "dry-run", "cache": False}
@@ -73,13 +74,19 @@ def build_index(tmp_path: Path, emb) -> Path:
     return tmp_path / "idx"
 
 
-def make_runtime(tmp_path: Path, emb, index: Path | None = None, llm: dict | None = None):
+def make_runtime(
+    tmp_path: Path, emb, index: Path | None = None, llm: dict | None = None, **components
+) -> Runtime:
+    """A runtime with the embedder ``emb``, settings ``llm`` and ready-made ``components``
+    (``llm=`` an LLM client is given as ``components``' ``client``)."""
     data: dict = {"home": str(tmp_path / "home")}
     if llm:
         data["llm"] = llm
-    rt = Runtime(Settings.model_validate(data), [index] if index else [])
-    rt.__dict__["embedder"] = emb
-    return rt
+    if "client" in components:
+        components["llm"] = components.pop("client")
+    return Runtime(
+        Settings.model_validate(data), [index] if index else [], embedder=emb, **components
+    )
 
 
 class KeywordReranker:

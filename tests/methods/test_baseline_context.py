@@ -70,8 +70,7 @@ def test_options_are_checked():
 
 
 async def test_rerank_uses_the_runtime_reranker(tmp_path, hash_embedder):
-    rt = make_runtime(tmp_path, hash_embedder)
-    rt.__dict__["reranker"] = KeywordReranker("aspirin")
+    rt = make_runtime(tmp_path, hash_embedder, reranker=KeywordReranker("aspirin"))
     out = await rerank(rt, "the query", TEXTS, key=lambda t: t)
     assert [t for t, _ in out] == [TEXTS[2], TEXTS[0], TEXTS[1], TEXTS[3]]
     assert rt.reranker.queries == ["the query"]
@@ -98,7 +97,6 @@ async def test_an_llm_judge_reranker_runs_on_the_event_loop(tmp_path, hash_embed
         def rerank(self, *a, **k):  # pragma: no cover - must not be used
             raise AssertionError("the synchronous path was taken")
 
-    rt = make_runtime(tmp_path, hash_embedder)
-    rt.__dict__["reranker"] = AsyncJudge()
+    rt = make_runtime(tmp_path, hash_embedder, reranker=AsyncJudge())
     out = await rerank(rt, "q", TEXTS, key=lambda t: t)
     assert [t for t, _ in out] == sorted(TEXTS, key=len, reverse=True)

@@ -76,7 +76,7 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, cls, llm):
     check_answer(ans, cls, GIVEN, llm=llm is not None)
     assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
     assert len(ans.evidence) == len(GIVEN.passages)
-    assert "searcher" not in rt.__dict__
+    assert "searcher" not in rt.built()
 
 
 @pytest.mark.parametrize("cls", METHODS)
@@ -92,8 +92,7 @@ def test_context_respects_the_token_limit(tmp_path, index, hash_embedder, cls):
 
 @pytest.mark.parametrize("cls", METHODS)
 def test_the_context_follows_the_rerank_order(tmp_path, hash_embedder, cls):
-    rt = make_runtime(tmp_path, hash_embedder)
-    rt.__dict__["reranker"] = KeywordReranker("krx1")
+    rt = make_runtime(tmp_path, hash_embedder, reranker=KeywordReranker("krx1"))
     ans = cls(rt).answer_sync(GIVEN)
     # Passage 1 names KRX1 twice, passage 2 once, passage 0 never.
     assert ans.context == "\n\n".join(GIVEN.passages[i] for i in (1, 2, 0))

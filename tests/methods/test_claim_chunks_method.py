@@ -60,12 +60,11 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, llm):
     ans = ClaimChunks(rt).answer_sync(GIVEN)
     check_claims(ans, GIVEN)
     assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
-    assert "searcher" not in rt.__dict__
+    assert "searcher" not in rt.built()
 
 
 def test_claims_follow_the_rerank_order_and_the_limit(tmp_path, hash_embedder):
-    rt = make_runtime(tmp_path, hash_embedder)
-    rt.__dict__["reranker"] = KeywordReranker("krx1")
+    rt = make_runtime(tmp_path, hash_embedder, reranker=KeywordReranker("krx1"))
     ans = ClaimChunks(rt).answer_sync(GIVEN)
     used = check_claims(ans, GIVEN)
     counts = [c["text"].lower().count("krx1") for c in used]

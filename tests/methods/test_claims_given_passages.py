@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 from biorag.config import Settings
-from biorag.methods.base import Question, Runtime
+from biorag.methods.base import Question
 from biorag.methods.claims import pack_passages, source_passage
 from biorag.methods.registry import build_method
+from biorag.methods.runtime import Runtime
 from biorag.retrieve.search import Passage
 
 SECTIONS = [
@@ -30,9 +31,7 @@ def _runtime(tmp_path, rules: list[dict]) -> Runtime:
         {"home": str(tmp_path / "home"),
          "llm": {"backend": "mock", "mock_script": str(script), "cache": False}}
     )  # fmt: skip
-    rt = Runtime(settings)
-    rt.__dict__["embedder"] = _Embedder()
-    return rt
+    return Runtime(settings, embedder=_Embedder())
 
 
 def _passage(i: int, text: str, doc: str = "given:q") -> Passage:

@@ -7,6 +7,7 @@ import json
 import pytest
 from methods_helpers import DRY_RUN, GIVEN, QUESTION, build_index, make_runtime
 
+from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.llm import MockBackend, build_llm
 from biorag.llm.evidence import passage_ids
@@ -62,10 +63,9 @@ def test_plain_keywords():
 
 
 def mock_runtime(tmp_path, emb, rules, index=None):
-    rt = make_runtime(tmp_path, emb, index)
     backend = MockBackend(rules=rules)
-    rt.__dict__["llm"] = build_llm(rt.settings, backend=backend)
-    return rt, backend
+    llm = build_llm(Settings(home=str(tmp_path / "home")), backend=backend)
+    return make_runtime(tmp_path, emb, index, client=llm), backend
 
 
 PRE = {
@@ -179,7 +179,7 @@ def test_dry_run_and_given_passages(tmp_path, hash_embedder):
     ans = IPRAR(rt).answer_sync(GIVEN)  # the dry-run model may not know the iprar stages
     assert ans.method == "iprar" and ans.details["lists"]
     assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
-    assert "searcher" not in rt.__dict__
+    assert "searcher" not in rt.built()
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ unchanged; the option errors; and the command line end to end."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from typer.testing import CliRunner
 from biorag.config import ChunkingSettings
 from biorag.corpus.loaders import load_corpus
 from biorag.errors import BioragError
-from biorag.eval.question_runtime import LockedSearcher
 from biorag.methods.iprar import IPRAR
 from biorag.retrieve.index import IndexDir
 from biorag.retrieve.search import MultiSearcher, Searcher
@@ -140,11 +138,10 @@ def test_one_level_switched_off(tmp_path, hash_embedder, two_indexes):
     rt.close()
 
 
-def test_locked_searcher_and_first_use_check(tmp_path, hash_embedder, two_indexes):
+def test_a_given_searcher_and_first_use_check(tmp_path, hash_embedder, two_indexes):
     paths, _ = two_indexes
-    rt = make_runtime(tmp_path, hash_embedder)  # no index paths: checked at first use
-    inner = MultiSearcher([Searcher(p, hash_embedder) for p in paths])
-    rt.__dict__["searcher"] = LockedSearcher(inner, threading.Lock())
+    given = MultiSearcher([Searcher(p, hash_embedder) for p in paths])
+    rt = make_runtime(tmp_path, hash_embedder, searcher=given)  # no index paths: first use
     d = IPRAR(rt, k=3, **SPLIT).answer_sync(QUESTION).details
     assert d["levels"]["abstract"] == "corpus:abstracts" and d["lists"]["question@abstract"]
     bad = IPRAR(rt, abstract_corpus="abstracts", fulltext_corpus="bodies")
@@ -160,7 +157,7 @@ def test_given_passages_ignore_the_corpora(tmp_path, hash_embedder):
         "abstract": "given passages (doc level)",
         "fulltext": "given passages (chunk level)",
     }
-    assert d["same_doc_by"] == "doc_id" and "searcher" not in rt.__dict__
+    assert d["same_doc_by"] == "doc_id" and "searcher" not in rt.built()
 
 
 @pytest.mark.parametrize(
@@ -186,7 +183,7 @@ def test_unknown_corpus_is_refused_at_construction(tmp_path, hash_embedder, two_
         IPRAR(rt, abstract_corpus="abstract", fulltext_corpus="fulltexts")
     assert "abstract_corpus 'abstract'" in str(e.value)
     assert "'abstracts', 'fulltexts'" in str(e.value)
-    assert "searcher" not in rt.__dict__  # the manifests were read, nothing opened
+    assert "searcher" not in rt.built()  # the manifests were read, nothing opened
 
 
 @pytest.mark.slow

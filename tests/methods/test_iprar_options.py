@@ -62,7 +62,7 @@ def test_good_options_pass(tmp_path, hash_embedder):
         keyword_levels=[],
         reasoning_model={"backend": "mock", "mock_script": "dry-run", "model": "r1"},
     )
-    assert m.options["k"] == 3 and "llm" not in rt.__dict__  # nothing built to validate
+    assert m.options["k"] == 3 and "llm" not in rt.built()  # nothing built to validate
 
 
 def test_cli_bad_method_options_one_line_exit_2(tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ from biorag.llm import factory
 from biorag.llm.dry_run import dry_run_responder
 from biorag.llm.mock_backend import MockBackend
 from biorag.methods.iprar import IPRAR
+from biorag.methods.runtime import Runtime
 
 R1 = {"backend": "mock", "mock_script": "dry-run", "model": "r1", "cache": False}
 
@@ -71,7 +72,7 @@ def loader(name, path, *, split=None, setting=None, limit=None):
 def test_run_eval_builds_one_reasoning_backend_and_closes_it(
     tmp_path, hash_embedder, reasoning_backends
 ):
-    from biorag.methods.base import Runtime
+    from biorag.methods.runtime import Runtime
 
     st = Settings.model_validate(
         {
@@ -79,8 +80,7 @@ def test_run_eval_builds_one_reasoning_backend_and_closes_it(
             "llm": {"backend": "mock", "mock_script": "dry-run", "cache": False},
         }
     )
-    rt = Runtime(st)
-    rt.__dict__["embedder"] = hash_embedder
+    rt = Runtime(st, embedder=hash_embedder)
     out = tmp_path / "run"
     run_eval(
         st,
@@ -95,7 +95,7 @@ def test_run_eval_builds_one_reasoning_backend_and_closes_it(
     )
     assert len(reasoning_backends) == 1  # not one per question
     r1 = reasoning_backends[0]
-    assert r1.closed == 1 and rt.__dict__["_variants"] == {}
+    assert r1.closed == 1 and rt.open_llm_variants == 0
     recs = read_predictions(out / "predictions.jsonl")
     assert len(recs) == 3 and not any(r["error"] for r in recs)
     # The reasoning model reads the final answer (stages answer/answer_extract); those calls are
@@ -131,9 +131,9 @@ def test_runtime_shares_one_variant_per_override_set(tmp_path, hash_embedder, re
     rt.llm_variant({**R1, "max_retries": 4})
     assert len(reasoning_backends) == 1
     rt.llm_variant({**R1, "model": "r2"})
-    assert len(rt.__dict__["_variants"]) == 2
+    assert rt.open_llm_variants == 2
     rt.close()
-    assert reasoning_backends[0].closed == 1 and rt.__dict__["_variants"] == {}
+    assert reasoning_backends[0].closed == 1 and rt.open_llm_variants == 0
 
 
 def test_iprar_instances_share_the_reasoning_model(tmp_path, hash_embedder, reasoning_backends):
@@ -152,11 +152,11 @@ def test_ask_and_facade_close_the_reasoning_model(tmp_path, hash_embedder, reaso
     from biorag import BioRAG
     from biorag.cli.ask_cmd import run_question
 
-    rt = make_runtime(tmp_path, hash_embedder, llm={"backend": "mock", "mock_script": "dry-run"})
-    rt.index_paths = [Path("unused")]  # iprar needs an index; the question is answered below
-    rt.__dict__["searcher"] = SimpleNamespace(
-        search=lambda qs, k, r, level, **kw: [[]], close=lambda: None
+    no_hits = SimpleNamespace(search=lambda qs, k, r, level, **kw: [[]], close=lambda: None)
+    rt = make_runtime(
+        tmp_path, hash_embedder, llm={"backend": "mock", "mock_script": "dry-run"}, searcher=no_hits
     )
+    rt.index_paths = [Path("unused")]  # iprar needs an index; the question is answered below
     ans, acc = run_question(
         rt, "Does KRX1 drive fibrosis?", "iprar", {"A": "yes", "B": "no"}, {"reasoning_model": R1}
     )
@@ -166,9 +166,7 @@ def test_ask_and_facade_close_the_reasoning_model(tmp_path, hash_embedder, reaso
     st = Settings.model_validate(
         {"home": str(tmp_path / "home2"), "llm": {"backend": "mock", "mock_script": "dry-run"}}
     )
-    rag = BioRAG(tmp_path / "idx", st)
-    rag.runtime.__dict__["embedder"] = hash_embedder
-    rag.runtime.__dict__["searcher"] = rt.__dict__["searcher"]
+    rag = BioRAG(tmp_path / "idx", runtime=Runtime(st, embedder=hash_embedder, searcher=no_hits))
     for _ in range(2):  # two questions, one reasoning model
         rag.ask("Does KRX1 drive fibrosis?", {"A": "yes", "B": "no"}, "iprar", reasoning_model=R1)
     assert len(reasoning_backends) == 2 and reasoning_backends[1].closed == 0

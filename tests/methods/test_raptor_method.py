@@ -80,7 +80,7 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, llm):
     assert ans.answer in GIVEN.options and ans.context
     assert r["layer_sizes"] == [3, 1]  # three short passages: one cluster, one root
     assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
-    assert "searcher" not in rt.__dict__
+    assert "searcher" not in rt.built()
 
 
 def test_context_respects_the_token_limit(tmp_path, index, hash_embedder):

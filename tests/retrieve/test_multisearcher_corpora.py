@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from biorag.corpus.models import Document
 from biorag.errors import BioragError
-from biorag.eval.question_runtime import LockedSearcher
 from biorag.retrieve.index import IndexDir
 from biorag.retrieve.search import MultiSearcher, Searcher
 
@@ -66,11 +63,22 @@ def test_unknown_or_empty_corpora_are_clear_errors(searcher):
         searcher.search(["statins"], 2, "bm25", corpora=[])
 
 
-def test_locked_searcher_forwards_corpora_and_names(searcher):
-    locked = LockedSearcher(searcher, threading.Lock())
-    assert locked.names == ["alpha", "beta", "gamma"]
-    rows = locked.search(["statins"], 2, "dense", "chunk", corpora=["alpha"])[0]
-    assert corpora_of(rows) == ["alpha", "alpha"]
+def test_concurrent_searches_match_serial_ones(searcher):
+    """Threads share one searcher (an eval's questions, a service's requests); it serializes
+    their searches itself, so each gets what a search alone gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    queries = ["statins", "LDL cholesterol", "aspirin", "vitamin D", "statin myopathy"] * 4
+
+    def one(i: int) -> list[str]:
+        corpora = [["alpha"], ["beta"], None][i % 3]
+        rows = searcher.search([queries[i]], 3, "hybrid", "chunk", corpora=corpora)[0]
+        return [p.chunk_id for p in rows]
+
+    serial = [one(i) for i in range(len(queries))]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(one, range(len(queries)))) == serial
+    assert searcher.names == ["alpha", "beta", "gamma"]
 
 
 def test_each_corpus_searched_with_its_own_retriever(tmp_path, hash_embedder, caplog):

@@ -16,9 +16,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def built(tmp_path, vocab_files, papers, emb, monkeypatch):
-    monkeypatch.setattr(strata_cmd, "_embedder", lambda: emb)
-    monkeypatch.setattr(strata_cmd, "_llm", lambda: None)
+def built(tmp_path, vocab_files, papers, emb, monkeypatch, cli_components):
+    cli_components(embedder=emb, llm=None)
     src = tmp_path / "papers.jsonl"
     src.write_text("".join(json.dumps(p) + "\n" for p in papers), encoding="utf-8")
     mesh, uni = vocab_files
@@ -63,9 +62,8 @@ def test_queries(built):
     assert r.exit_code == 0 and "no results for drug-drug 'Metformin'" in r.stdout
 
 
-def test_pubmedqa_input(tmp_path, emb, monkeypatch):
-    monkeypatch.setattr(strata_cmd, "_embedder", lambda: emb)
-    monkeypatch.setattr(strata_cmd, "_llm", lambda: None)
+def test_pubmedqa_input(tmp_path, emb, monkeypatch, cli_components):
+    cli_components(embedder=emb, llm=None)
     src = tmp_path / "ori_pqal.json"
     rec = {"QUESTION": "Does X?", "CONTEXTS": ["A cohort study.", "Metformin."],
            "MESHES": ["Cardiology"], "YEAR": "2011", "LONG_ANSWER": "SECRET ANSWER"}  # fmt: skip
@@ -130,7 +128,7 @@ def test_neo4j_backend_through_the_cli(tmp_path, built, monkeypatch):
     assert r.exit_code == 2 and "--out FILE" in r.stderr
 
 
-def test_generate_command(tmp_path, built, monkeypatch, mock_llm):
+def test_generate_command(tmp_path, built, monkeypatch, mock_llm, cli_components):
     out, _ = built
     gen = {"question": "What does Trastuzumab target?", "type": "factual",
            "ideal_answer": "ERBB2", "source_sentences": ["Trastuzumab targets ERBB2."]}  # fmt: skip
@@ -140,7 +138,7 @@ def test_generate_command(tmp_path, built, monkeypatch, mock_llm):
             {"stage": "biocdqa_ground", "response": {"grounded": "yes"}},
         ]
     )
-    monkeypatch.setattr(strata_cmd, "_llm", lambda: llm)
+    cli_components(llm=llm)
     src = tmp_path / "papers.jsonl"
     r = runner.invoke(
         app, ["generate", "--papers", str(src), "--strata", str(out), "--n", "1", "--json"]
@@ -150,6 +148,6 @@ def test_generate_command(tmp_path, built, monkeypatch, mock_llm):
     assert rep["out_path"] == str(out / "biocdqa.jsonl") and rep["groups"] == 1
     lines = (out / "biocdqa.jsonl").read_text().splitlines()
     assert len(lines) == rep["kept"] and rep["kept"] + rep["dropped_unquoted"] == 1
-    monkeypatch.setattr(strata_cmd, "_llm", lambda: None)
+    cli_components(llm=None)
     r = runner.invoke(app, ["generate", "--papers", str(src), "--strata", str(out), "--n", "1"])
     assert r.exit_code == 2 and "needs an LLM" in r.stderr

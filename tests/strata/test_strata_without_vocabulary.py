@@ -48,9 +48,8 @@ def test_both_levels_are_built_without_a_vocabulary(tmp_path, emb, papers):
         assert edges.get("TARGETS") or edges.get("TREATS"), edges
 
 
-def test_the_command_says_what_a_vocabulary_adds(tmp_path, emb, papers, monkeypatch):
-    monkeypatch.setattr(strata_cmd, "_embedder", lambda: emb)
-    monkeypatch.setattr(strata_cmd, "_llm", lambda: None)
+def test_the_command_says_what_a_vocabulary_adds(tmp_path, emb, papers, cli_components):
+    cli_components(embedder=emb, llm=None)
     src = tmp_path / "papers.jsonl"
     src.write_text("".join(json.dumps(p) + "\n" for p in papers), encoding="utf-8")
     r = CliRunner().invoke(strata_cmd.app, ["build", "--papers", str(src), "--out",

@@ -11,15 +11,15 @@ from typing import Any
 
 import typer
 
+from biorag.cli import common
 from biorag.cli.common import (
-    STATE,
     emit_json,
     handle_errors,
     parse_json_option,
     print_accounting,
 )
 from biorag.errors import BioragError, require_question
-from biorag.methods.base import Runtime
+from biorag.methods.runtime import Runtime
 
 
 def run_question(
@@ -63,12 +63,12 @@ def run_question(
 
 
 async def _answer_and_close(rt: Runtime, qa: Any, question: Any) -> Any:
-    """``qa``'s answer; the LLM variants it built (IP-RAR's reasoning model) are closed on the
-    same event loop, which owns their HTTP clients."""
+    """``qa``'s answer; the LLMs it used (and the variants it built: IP-RAR's reasoning model)
+    are closed on the same event loop, which owns their HTTP clients."""
     try:
         return await qa.answer(question)
     finally:
-        await rt.aclose_llm_variants()
+        await rt.aclose_llms()
 
 
 @contextlib.contextmanager
@@ -190,13 +190,9 @@ def ask(
     if method == "retrieve-read" and not index:
         method = "closed-book"
         typer.echo("note: no --index given, answering closed-book", err=True)
-    rt = Runtime(STATE.settings(), index)
     streaming = not as_json and sys.stdout.isatty()
-    try:
-        with _streamed(streaming):
-            ans, accounting = run_question(rt, question, method, opts, mopts, graph_html, graphml)
-    finally:
-        rt.close()
+    with common.open_runtime(index) as rt, _streamed(streaming):
+        ans, accounting = run_question(rt, question, method, opts, mopts, graph_html, graphml)
     if as_json:
         emit_json({**ans, "accounting": accounting})
         return

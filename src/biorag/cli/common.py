@@ -11,12 +11,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from biorag.config import Settings, load_settings
 from biorag.errors import BioragError, ConfigError
+
+if TYPE_CHECKING:
+    from biorag.methods.runtime import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -143,6 +146,15 @@ def print_accounting(report: dict[str, Any]) -> None:
             f" seconds={total.get('latency_s', 0.0):.2f}; wall time {wall:.2f} s",
             err=True,
         )
+
+
+def open_runtime(index_paths: list[Path] | None = None) -> Runtime:
+    """The runtime of this invocation's settings (and ``index_paths``): every command takes its
+    components (LLM, embedder, searcher, reranker) from one, in a ``with`` block that closes it.
+    Tests replace this function to give ready-made components."""
+    from biorag.methods.runtime import Runtime
+
+    return Runtime(STATE.settings(), index_paths)
 
 
 @contextmanager

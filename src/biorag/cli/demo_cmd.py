@@ -9,9 +9,10 @@ from pathlib import Path
 
 import typer
 
+from biorag.cli import common
 from biorag.cli.ask_cmd import print_answer, run_question
 from biorag.cli.common import STATE, emit_json, handle_errors, print_accounting
-from biorag.methods.base import Runtime
+from biorag.methods.runtime import Runtime
 
 DATA = "biorag.demo.data"
 
@@ -58,16 +59,13 @@ def demo(
         typer.echo(f"error: --question must be between 0 and {len(questions) - 1}", err=True)
         raise typer.Exit(2)
     q = questions[question]
-    rt = Runtime(s)
-    index = ensure_demo_index(s.home_path, rt)
-    rt.index_paths = [index]
-    try:
+    with common.open_runtime() as rt:
+        index = ensure_demo_index(s.home_path, rt)
+        rt.index_paths = [index]
         graph_page = s.home_path / "demo-graph.html" if method == "claims" else None
         ans, accounting = run_question(
             rt, q["question"], method, q["options"], graph_html=graph_page
         )
-    finally:
-        rt.close()
     mode = (
         f"LLM {s.llm.backend}:{s.llm.model or s.llm.hf_path}"
         if s.llm.backend != "none"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from biorag.cli import common
 from biorag.cli.common import STATE, emit_json, handle_errors
 from biorag.corpus.audit import Duplicates, SkipSummary
 from biorag.errors import BioragError
@@ -13,11 +15,9 @@ from biorag.errors import BioragError
 app = typer.Typer(help="Build and maintain an index directory.", no_args_is_help=True)
 
 
-def _embedder():
-    from biorag.embed.factory import build_embedder
-
-    s = STATE.settings()
-    return build_embedder(s.embed, s.embed_cache_dir() if s.embed.cache else None)
+def _embedder() -> Any:
+    """The configured embedder (an embedder holds nothing to close)."""
+    return common.open_runtime().embedder
 
 
 def _load(files: list[Path], fmt: str):

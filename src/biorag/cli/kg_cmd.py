@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
+from biorag.cli import common
 from biorag.cli.common import (
-    STATE,
     emit_json,
     handle_errors,
     llm_session,
@@ -24,21 +24,6 @@ app = typer.Typer(
 )
 
 SHOW_DROPPED = 10
-
-
-def _embedder() -> Any:
-    """The configured embedder (tests replace this function with a fast fake)."""
-    from biorag.embed.factory import build_embedder
-
-    s = STATE.settings()
-    return build_embedder(s.embed, s.embed_cache_dir() if s.embed.cache else None)
-
-
-def _llm() -> Any | None:
-    """The configured LLM client, or None for the no-LLM extraction rules."""
-    from biorag.llm import build_llm
-
-    return build_llm(STATE.settings())
 
 
 def _say(message: str) -> None:
@@ -84,15 +69,13 @@ def build(
     half = _choice(half, HALVES, "--half")
     if batch_size < 1:
         raise BioragError("--batch-size must be at least 1")
-    embedder = _embedder()
-    llm = _llm()
-    with llm_session(llm) as accounting:
+    with common.open_runtime() as rt, llm_session(rt.llm) as accounting:
         report = build_kg(
             source,
             fmt,
             out,
-            embedder=embedder,
-            llm=llm,
+            embedder=rt.embedder,
+            llm=rt.llm,
             batch_size=batch_size,
             use_explanation=use_explanation,
             half=half,
@@ -197,9 +180,9 @@ def query(
     if not isinstance(opts, dict) or not all(isinstance(v, str) for v in opts.values()):
         raise BioragError('--options must be a JSON object of strings, e.g. {"A": "yes"}')
     direction = _choice(direction, ("out", "both"), "--direction")
-    embedder = _embedder()
     store = open_store(d)
     try:
+        embedder = common.open_runtime().embedder  # an embedder holds nothing to close
         index = EntityIndex.open(d, embedder)
         embedded = index.sync(store.entities())
         if embedded:
@@ -284,7 +267,7 @@ def import_(
     """Load an expert-edited CSV; report each rejected row by line; re-sync the entity index."""
     from biorag.kg.build import import_csv
 
-    res = import_csv(kg, csv_file, embedder=_embedder(), replace=replace)
+    res = import_csv(kg, csv_file, embedder=common.open_runtime().embedder, replace=replace)
     r = res.report
     for line, why in r.rejected:
         _say(f"{csv_file}:{line}: rejected: {why}")

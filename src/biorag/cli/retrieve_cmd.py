@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from biorag.cli import common
 from biorag.cli.common import STATE, emit_json, handle_errors
 from biorag.errors import BioragError, InputFormatError
 
@@ -49,16 +50,14 @@ def retrieve(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Retrieve for every query and write a TREC run (docid = source id at doc level)."""
-    from biorag.methods.base import Runtime
     from biorag.retrieve.trec import fuse_for_run, write_run
     from biorag.util.progress import progress
 
     qs, skipped = read_queries(queries)
     s = STATE.settings()
     retriever = retriever or s.retrieval.retriever
-    rt = Runtime(s, index)
     run: dict[str, list[tuple[str, float]]] = {}
-    try:
+    with common.open_runtime(index) as rt:
         searchers = rt.searcher.select(None)
         for i in progress(range(0, len(qs), batch), "retrieving", unit="batch"):
             part = qs[i : i + batch]
@@ -70,8 +69,6 @@ def retrieve(
                     for res in per_index
                 ]
                 run[qid] = fuse_for_run(rankings, s.retrieval.rrf_k, limit=k * len(searchers))
-    finally:
-        rt.close()
     write_run(out, run, tag or f"biorag-{retriever}-{level}")
     summary = {
         "queries": len(qs),

@@ -15,7 +15,8 @@ from typing import Any
 
 import typer
 
-from biorag.cli.common import STATE, emit_json, handle_errors, llm_session, print_accounting
+from biorag.cli import common
+from biorag.cli.common import emit_json, handle_errors, llm_session, print_accounting
 from biorag.errors import BioragError, InputFormatError
 
 app = typer.Typer(
@@ -35,22 +36,6 @@ NEO4J_PASSWORD_ENV = typer.Option(
     "--neo4j-password-env",
     help="NAME of the environment variable holding the Neo4j password",
 )
-
-
-def _runtime() -> Any:
-    from biorag.methods.base import Runtime
-
-    return Runtime(STATE.settings())
-
-
-def _embedder() -> Any:
-    """The configured embedder (tests replace this function with a fast fake)."""
-    return _runtime().embedder
-
-
-def _llm() -> Any | None:
-    """The configured LLM client, or None (the no-LLM floor)."""
-    return _runtime().llm
 
 
 def _say(message: str) -> None:
@@ -189,8 +174,8 @@ def build(
     rows = load_papers(papers, limit)
     vocab = load_vocabulary(mesh, uniprot)
     _say(f"{len(rows)} papers, vocabulary of {len(vocab)} entries")
-    embedder = _embedder()
-    llm = _llm()
+    rt = common.open_runtime()
+    llm = rt.llm
     if llm is None:
         _say("no LLM configured: no-LLM floor (patterns, vocabulary, keywords)")
     if not len(vocab):
@@ -198,8 +183,8 @@ def build(
             "no vocabulary given: entities are " + entity_source(0, llm is not None) + ". "
             "A vocabulary types and merges them (Type 2 Diabetes = T2D): " + VOCABULARY_SOURCES
         )
-    with llm_session(llm) as accounting:
-        report = build_strata(rows, llm, embedder, vocab, out, backend=b, uri=uri, **kw)
+    with rt, llm_session(llm) as accounting:
+        report = build_strata(rows, llm, rt.embedder, vocab, out, backend=b, uri=uri, **kw)
     if as_json:
         emit_json({**asdict(report), "accounting": accounting})
     else:
@@ -335,13 +320,16 @@ def generate(
         str(p.get("pid")): {"title": p.get("title"), "abstract": p.get("abstract")}
         for p in load_papers(papers, limit)
     }
-    llm = _llm()
-    with llm_session(llm) as accounting, _open_strata(strata, b, uri, kw) as store:
+    with (
+        common.open_runtime() as rt,
+        llm_session(rt.llm) as accounting,
+        _open_strata(strata, b, uri, kw) as store,
+    ):
         report = asyncio.run(
             generate_biocdqa(
                 store,
                 docs,
-                llm,
+                rt.llm,
                 n_questions=n_questions,
                 max_papers=max_papers,
                 seed=seed,

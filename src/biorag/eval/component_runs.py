@@ -17,7 +17,6 @@ metric, with their counts.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -97,12 +96,12 @@ async def run_components(
     """Answer and score every question not yet in ``OUT/components.jsonl``; write the summary."""
     from biorag.corpus.datasets import load_dataset
     from biorag.eval.components import evaluate_components
-    from biorag.eval.question_runtime import QuestionRuntime
     from biorag.eval.runner import _question_type
     from biorag.llm.accounting import Accounting
     from biorag.llm.shared import SharedLLM
-    from biorag.methods.base import Question, Runtime
+    from biorag.methods.base import Question
     from biorag.methods.registry import build_method
+    from biorag.methods.runtime import Runtime
     from biorag.util.progress import progress_bar
 
     out = Path(out_dir)
@@ -123,13 +122,12 @@ async def run_components(
         else SharedLLM(settings.model_copy(update={"llm": judge_cfg}))
     )
     base = Runtime(settings, list(index_paths or []))
-    locks = {"build": threading.Lock(), "search": threading.Lock()}
     todo = [it for it in items if it.id not in done]
     bar = progress_bar(len(todo), "component metrics", unit="question")
     try:
         for it in todo:
             acc = Accounting()
-            rt = QuestionRuntime(base, shared.client(acc), locks)
+            rt = base.for_question(shared.client(acc))
             start = time.perf_counter()
             rec: dict[str, Any] = {"question_id": it.id}
             try:
@@ -161,7 +159,7 @@ async def run_components(
         await shared.aclose()
         if judge is not None:
             await judge.aclose()
-        base.close()
+        await base.aclose()
     summary = {"dataset": dataset, "n_items": len(items), **summarize_components(
         [done[it.id] for it in items if it.id in done])}  # fmt: skip
     summary["failed"] = len(items) - summary["questions"]

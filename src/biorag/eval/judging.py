@@ -38,7 +38,6 @@ from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval import judge_score
-from biorag.eval.question_runtime import SharedLLM
 from biorag.eval.records import (
     JUDGMENTS_FILE,
     PREDICTIONS_FILE,
@@ -51,6 +50,7 @@ from biorag.eval.records import (
     read_predictions,
 )
 from biorag.eval.run_metrics import ideal_answer, judged_blocks
+from biorag.llm.shared import SharedLLM
 
 log = logging.getLogger("biorag.eval")
 

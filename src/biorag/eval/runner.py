@@ -11,10 +11,11 @@ Every (method, question) gets its own LLM client over one shared backend, with i
 :class:`~biorag.llm.accounting.Accounting`, so each record carries that question's calls and
 tokens per stage even though questions are answered concurrently. The heavy components
 (embedder, searcher, reranker, LLM cache, and second models such as IP-RAR's reasoning model:
-:meth:`~biorag.methods.base.Runtime.llm_variant`) are built once, shared, and closed at the end.
+:meth:`~biorag.methods.runtime.Runtime.llm_variant`) are built once in one
+:class:`~biorag.methods.runtime.Runtime`, shared through its per-question children
+(:meth:`~biorag.methods.runtime.Runtime.for_question`), and closed at the end.
 
-The parts live beside this module: :mod:`biorag.eval.question_runtime` (the shared components
-and the per-question runtime), :mod:`biorag.eval.run_config` (``run.json`` and the check on
+The parts live beside this module: :mod:`biorag.eval.run_config` (``run.json`` and the check on
 resume), :mod:`biorag.eval.run_metrics` (per-method metrics) and :mod:`biorag.eval.records`
 (the run directory's files and the append-only prediction log). Their public names are
 re-exported here.
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +37,6 @@ from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
 from biorag.eval.leakage import check_overlap
-from biorag.eval.question_runtime import QuestionRuntime
 from biorag.eval.records import (
     METRICS_FILE,
     PREDICTIONS_FILE,
@@ -56,7 +55,7 @@ from biorag.eval.run_setup import (
     mask_questions,
 )
 from biorag.llm.shared import SharedLLM
-from biorag.methods.base import Runtime
+from biorag.methods.runtime import Runtime
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress_bar
 
@@ -258,9 +257,10 @@ async def arun_eval(
         if judge_model is not None:
             await judge_model.aclose()
         await shared.aclose()
-        await base.aclose_llm_variants()  # e.g. IP-RAR's reasoning model, built once per run
         if runtime is None:
-            base.close()
+            await base.aclose()
+        else:  # the caller's runtime stays open; its LLMs were bound to this run's loop
+            await base.aclose_llms()
     summary.metrics = metrics
     return summary
 
@@ -305,13 +305,12 @@ async def _answer_all(
     from biorag.methods.base import Question
     from biorag.methods.registry import build_method
 
-    locks = {"build": threading.Lock(), "search": threading.Lock()}
     queue = iter(pending)
     state: dict[str, Any] = {"consecutive": 0, "last_error": "", "stop": False}
 
     async def answer_one(method: str, item: QAItem) -> dict[str, Any]:
         acc = Accounting()
-        rt = QuestionRuntime(base, shared.client(acc), locks)
+        rt = base.for_question(shared.client(acc))
         start = time.perf_counter()
         answer, error = None, None
         try:

@@ -1,20 +1,17 @@
-"""What every QA method takes and returns, and the runtime it draws its components from."""
+"""What every QA method takes and returns (the runtime it draws its components from is
+:mod:`biorag.methods.runtime`)."""
 
 from __future__ import annotations
 
 import abc
 import asyncio
 import functools
-import threading
 from collections.abc import Callable, Coroutine
-from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from biorag.config import Settings
-from biorag.errors import BioragError
+from biorag.methods.runtime import Runtime
 
 
 class Question(BaseModel):
@@ -70,113 +67,6 @@ class Answer(BaseModel):
     llm_used: bool = False
     notes: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict, description="method-specific output")
-
-
-class Runtime:
-    """Builds the components a method needs, lazily and once: LLM, embedder, searcher, reranker,
-    and the LLM variants methods ask for (:meth:`llm_variant`).
-
-    :meth:`close` releases the searcher and the variants; code inside an event loop awaits
-    :meth:`aclose_llm_variants` first (an HTTP backend's client belongs to its loop).
-    """
-
-    def __init__(self, settings: Settings, index_paths: list[Path] | None = None):
-        self.settings = settings
-        self.index_paths = [Path(p) for p in (index_paths or [])]
-
-    @cached_property
-    def llm(self) -> Any | None:
-        from biorag.llm import build_llm
-
-        return build_llm(self.settings)
-
-    @cached_property
-    def embedder(self) -> Any:
-        from biorag.embed.factory import build_embedder
-
-        cache = self.settings.embed_cache_dir() if self.settings.embed.cache else None
-        return build_embedder(self.settings.embed, cache)
-
-    @cached_property
-    def searcher(self) -> Any:
-        from biorag.retrieve.search import MultiSearcher, Searcher
-
-        if not self.index_paths:
-            raise BioragError("this method retrieves evidence: pass --index DIR")
-        return MultiSearcher(
-            [Searcher(p, lambda: self.embedder, self.settings.retrieval) for p in self.index_paths]
-        )
-
-    @cached_property
-    def reranker(self) -> Any:
-        from biorag.embed.rerank import build_reranker
-
-        return build_reranker(self.settings.rerank, self.embedder, self.llm)
-
-    # -- LLM variants ------------------------------------------------------------------------
-    def _variant_state(self) -> tuple[dict[str, Any], threading.Lock]:
-        # Created on first use (subclasses need not call __init__); setdefault is atomic.
-        lock = self.__dict__.setdefault("_variants_lock", threading.Lock())
-        return self.__dict__.setdefault("_variants", {}), lock
-
-    def shared_llm_variant(self, overrides: dict[str, Any]) -> Any:
-        """The :class:`~biorag.llm.shared.SharedLLM` of ``[llm]`` updated with ``overrides``:
-        built on first use, then the same one for every equal (validated) override set.
-        Thread-safe; raises :class:`BioragError` for bad overrides."""
-        from biorag.llm.shared import SharedLLM, settings_key, variant_settings
-
-        settings = variant_settings(self.settings, overrides)
-        key = settings_key(settings.llm)
-        variants, lock = self._variant_state()
-        with lock:
-            shared = variants.get(key)
-            if shared is None:
-                shared = variants[key] = SharedLLM(settings)
-        return shared
-
-    def llm_variant(self, overrides: dict[str, Any]) -> Any | None:
-        """A client of the shared LLM that ``overrides`` make of ``[llm]`` (None when that is
-        ``backend = "none"``), whose calls count in this runtime's LLM accounting."""
-        shared = self.shared_llm_variant(overrides)
-        llm = self.llm
-        if llm is not None:
-            return shared.client(llm.accounting)
-        from biorag.llm.accounting import Accounting
-
-        return shared.client(Accounting())
-
-    async def aclose_llm_variants(self) -> None:
-        """Close every LLM variant built so far (backends and caches); later use rebuilds."""
-        variants, lock = self._variant_state()
-        with lock:
-            shared = list(variants.values())
-            variants.clear()
-        for s in shared:
-            await s.aclose()
-
-    def close_llm_variants(self) -> None:
-        """:meth:`aclose_llm_variants` from synchronous code (in a thread when a loop runs)."""
-        if not self._variant_state()[0]:
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            asyncio.run(self.aclose_llm_variants())
-            return
-        worker = threading.Thread(target=asyncio.run, args=(self.aclose_llm_variants(),))
-        worker.start()
-        worker.join()
-
-    def accounting(self) -> dict[str, Any]:
-        llm = self.__dict__.get("llm")
-        return llm.accounting.report() if llm is not None else {}
-
-    def close(self) -> None:
-        """Close the searcher and the LLM variants (the components that hold resources)."""
-        s = self.__dict__.get("searcher")
-        if s is not None:
-            s.close()
-        self.close_llm_variants()
 
 
 def given_passages(question: Question) -> list[Any]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question, Runtime
+from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
@@ -32,6 +32,7 @@ from biorag.methods.context import (
     rerank,
 )
 from biorag.methods.rewrite import RERANK_QUERIES, rerank_text
+from biorag.methods.runtime import Runtime
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``mode``: the extraction mode
 #: (batched | faithful). ``rerank_query``: question | question+options | query.

@@ -16,14 +16,14 @@ from typing import Any, TypeVar
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
-from biorag.methods.claims import DEFAULTS as CLAIMS_DEFAULTS
+from biorag.methods.base import Answer, AnswerSentence, Question
+from biorag.methods.runtime import Runtime
 
 T = TypeVar("T")
 
-#: The context limit of the baselines: the CLAIMS one (2,000 tokens), so every method reads
+#: The context limit of every method: the CLAIMS paper's (2,000 tokens), so every method reads
 #: the same amount of text.
-DEFAULT_TOKEN_LIMIT: int = int(CLAIMS_DEFAULTS["token_limit"])
+DEFAULT_TOKEN_LIMIT: int = 2000
 READERS = ("two-call", "one-call")
 FLOOR_NOTE = "no-LLM floor (configure [llm] for a real reader)"
 
@@ -155,11 +155,16 @@ async def answer_from_context(
     reader: str = "two-call",
     details: dict[str, Any] | None = None,
     notes: list[str] | None = None,
+    floor_items: Sequence[ContextItem] | None = None,
+    all_evidence: bool = False,
 ) -> Answer:
-    """Read ``items`` (already filled to the limit, in rank order) and answer ``question``.
+    """Read ``items`` (already filled to the limit, in rank order) and answer ``question``: the
+    one answer step of every method that reads a context.
 
     The context string is the item texts joined by blank lines; evidence is the passages the
-    items rest on. With no LLM the floor answers over the same texts.
+    items rest on (``all_evidence``: every passage retrieved). With no LLM the floor answers
+    over the same texts, or over ``floor_items`` when there are no items (CLAIMS without
+    claims reads its chunks). ``notes`` follow the floor's note.
     """
     from biorag.answer.floor import answer_without_llm
     from biorag.answer.reader import (
@@ -173,18 +178,21 @@ async def answer_from_context(
         "method": method,
         "question_id": question.id,
         "context": "\n\n".join(texts),
-        "evidence": evidence_for(items, passages),
+        "evidence": (
+            [p.to_dict() for p in passages] if all_evidence else evidence_for(items, passages)
+        ),
         "details": dict(details or {}),
     }
     notes = list(notes or [])
     llm = rt.llm
     if llm is None:
-        key_of = {f"ctx{i}": it.chunk_ids for i, it in enumerate(items)}
+        floor = list(items) or list(floor_items or [])
+        key_of = {f"ctx{i}": it.chunk_ids for i, it in enumerate(floor)}
         res = await asyncio.to_thread(
             answer_without_llm,
             question.text,
             question.options,
-            [(f"ctx{i}", it.text) for i, it in enumerate(items)],
+            [(f"ctx{i}", it.text) for i, it in enumerate(floor)],
             rt.embedder,
         )
         return Answer(

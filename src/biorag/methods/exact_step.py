@@ -12,7 +12,8 @@ import asyncio
 
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import note_fallback
-from biorag.methods.base import Answer, Question, Runtime
+from biorag.methods.base import Answer, Question
+from biorag.methods.runtime import Runtime
 
 __all__ = ["EXACT_NOTE", "wants_exact", "with_exact"]
 

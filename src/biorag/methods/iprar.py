@@ -70,10 +70,11 @@ import numpy as np
 from biorag.errors import BioragError
 from biorag.llm.shared import variant_settings
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
-from biorag.methods.base import Answer, QAMethod, Question, Runtime, given_passages
+from biorag.methods.base import Answer, QAMethod, Question, given_passages
 from biorag.methods.context import merge_options
 from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
+from biorag.methods.runtime import Runtime
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
 from biorag.retrieve.index import read_manifest
 

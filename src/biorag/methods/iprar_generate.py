@@ -29,6 +29,7 @@ ranking it runs:
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -39,10 +40,11 @@ from biorag.llm.evidence import format_passage, neutralize, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
-from biorag.methods.base import Answer, AnswerSentence, Question, Runtime
+from biorag.methods.base import Answer, AnswerSentence, Question
 from biorag.methods.context import ContextItem, answer_from_context
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
+from biorag.methods.runtime import Runtime
 
 PROMPTS = "biorag.methods.iprar_prompts"
 _YES_NO = re.compile(r"\b(yes|no)\b", re.I)
@@ -156,7 +158,13 @@ class ProgressiveGeneration:
             relevant, verdicts = await self._relevance_batched(question, ranked, texts, target)
             return relevant or [c.chunk_id for c in ranked[:target]], verdicts
         thr = float(self.options["relevance_threshold"])
-        cos = [] if llm else self._cosines(question.text, [texts[c.chunk_id] for c in ranked])
+        cos = (
+            []
+            if llm
+            else await asyncio.to_thread(
+                self._cosines, question.text, [texts[c.chunk_id] for c in ranked]
+            )
+        )
         for i, c in enumerate(ranked):
             if llm is None:
                 v = {"chunk_id": c.chunk_id, "relevant": cos[i] >= thr, "cosine": cos[i]}
@@ -223,7 +231,7 @@ class ProgressiveGeneration:
         """A 0-100 support score per selected chunk (no LLM: cosine to the question x 100)."""
         llm = self.rt.llm
         if llm is None:
-            sims = self._cosines(question.text, [texts[c] for c in ids])
+            sims = await asyncio.to_thread(self._cosines, question.text, [texts[c] for c in ids])
             return [
                 {"chunk_id": c, "score": round(100 * max(s, 0.0), 2)}
                 for c, s in zip(ids, sims, strict=True)

@@ -27,7 +27,7 @@ from typing import Any
 
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question, Runtime
+from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
@@ -36,6 +36,7 @@ from biorag.methods.context import (
     hyde_retrieve,
     merge_options,
 )
+from biorag.methods.runtime import Runtime
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``reduction``: auto (UMAP if
 #: installed, else PCA), umap, pca or none. ``threshold``: the soft-membership probability.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from biorag.errors import BioragError
-from biorag.methods.base import QAMethod, Runtime
+from biorag.methods.base import QAMethod
 from biorag.methods.claim_chunks import ClaimChunks
 from biorag.methods.claims import Claims
 from biorag.methods.closed_book import ClosedBook
@@ -15,6 +15,7 @@ from biorag.methods.iprar import IPRAR
 from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
 from biorag.methods.rewrite import Rewrite
+from biorag.methods.runtime import Runtime
 from biorag.methods.vectorgraphrag import VectorGraphRAG
 
 METHODS: dict[str, type[QAMethod]] = {

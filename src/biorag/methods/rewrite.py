@@ -20,7 +20,7 @@ from typing import Any
 
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question, Runtime, retrieve_passages
+from biorag.methods.base import Answer, QAMethod, Question, retrieve_passages
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
@@ -29,6 +29,7 @@ from biorag.methods.context import (
     merge_options,
     rerank,
 )
+from biorag.methods.runtime import Runtime
 
 #: Options of Rewrite and HyDE. ``k`` / ``retriever`` None: ``[retrieval] k`` (10) and
 #: ``retriever`` (hybrid). ``rerank_query``: what the chunks are reranked against -

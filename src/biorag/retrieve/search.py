@@ -6,6 +6,7 @@ only the corpora named).
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -188,6 +189,9 @@ class MultiSearcher:
                 ", ".join(names),
             )
         self.searchers = searchers
+        # One search at a time: the indexes' SQLite stores are shared by the threads that
+        # search them (concurrent questions of an eval, requests of a service).
+        self._lock = threading.Lock()
 
     @property
     def names(self) -> list[str]:
@@ -224,8 +228,11 @@ class MultiSearcher:
         corpora: list[str] | None = None,
     ) -> list[list[Passage]]:
         """Top ``k`` of each corpus for each query, merged rank by rank (rank 1 of every corpus,
-        then rank 2, ...) and renumbered; ``corpora`` limits the search to the named corpora."""
-        per = [s.search(queries, k, retriever, level) for s in self.select(corpora)]
+        then rank 2, ...) and renumbered; ``corpora`` limits the search to the named corpora.
+        Thread-safe: concurrent callers take turns."""
+        chosen = self.select(corpora)
+        with self._lock:
+            per = [s.search(queries, k, retriever, level) for s in chosen]
         merged: list[list[Passage]] = []
         for qi in range(len(queries)):
             lists = [p[qi] for p in per]
@@ -238,5 +245,6 @@ class MultiSearcher:
         return merged
 
     def close(self) -> None:
-        for s in self.searchers:
-            s.close()
+        with self._lock:
+            for s in self.searchers:
+                s.close()

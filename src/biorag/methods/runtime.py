@@ -1,0 +1,269 @@
+"""The runtime: the typed container of the components QA methods use.
+
+A :class:`Runtime` is built once from :class:`~biorag.config.Settings` (and the index
+directories to search). Each component is made from the settings on first use, once, under a
+lock, or given ready-made to the constructor (a test's embedder, a caller's LLM)::
+
+    with Runtime(settings, [Path("idx")]) as rt:          # or ``async with`` inside a loop
+        answer = await build_method("claims", rt).answer(question)
+
+It is safe to share between concurrent requests: components are built under one lock, the
+searcher serializes its searches itself, and :meth:`for_question` gives each request a child
+runtime with an LLM client of its own (its own accounting) over the shared components. Closing
+the runtime closes what it built (the searcher, the LLM and the LLM variants) and refuses later
+use; a child closes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from biorag.config import Settings
+from biorag.errors import BioragError
+
+if TYPE_CHECKING:
+    from biorag.embed.base import Embedder
+    from biorag.embed.rerank import Reranker
+    from biorag.llm.accounting import Accounting
+    from biorag.llm.factory import LLM
+    from biorag.llm.shared import SharedLLM
+    from biorag.retrieve.search import MultiSearcher
+
+__all__ = ["Runtime"]
+
+_UNBUILT: Any = object()
+
+
+class Runtime:
+    """The LLM, embedder, searcher and reranker a method uses, and the LLM variants methods ask
+    for (:meth:`llm_variant`); a context manager, sync or async."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        index_paths: list[Path] | None = None,
+        *,
+        llm: LLM | None = _UNBUILT,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+        searcher: MultiSearcher | None = None,
+    ) -> None:
+        self.settings = settings
+        self.index_paths = [Path(p) for p in (index_paths or [])]
+        self._llm: LLM | None = llm
+        self._embedder = embedder
+        self._reranker = reranker
+        self._searcher = searcher
+        self._variants: dict[str, SharedLLM] = {}
+        self._accounting: Accounting | None = None if llm in (None, _UNBUILT) else llm.accounting
+        self._parent: Runtime | None = None
+        self._owns_llm = llm is _UNBUILT
+        self._lock = threading.RLock()  # reentrant: the reranker builds the embedder
+        self._closed = False
+
+    # -- components --------------------------------------------------------------------------
+    @property
+    def llm(self) -> LLM | None:
+        """The configured chat model (None for ``llm.backend = "none"``: the no-LLM floor)."""
+        with self._lock:
+            self._check_open()
+            if self._llm is _UNBUILT:
+                from biorag.llm import build_llm
+
+                self._llm = build_llm(self.settings)
+            if self._llm is not None:
+                self._accounting = self._llm.accounting
+            return self._llm
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._parent is not None:
+            return self._parent.embedder
+        with self._lock:
+            self._check_open()
+            if self._embedder is None:
+                from biorag.embed.factory import build_embedder
+
+                s = self.settings
+                cache = s.embed_cache_dir() if s.embed.cache else None
+                self._embedder = build_embedder(s.embed, cache)
+            return self._embedder
+
+    @property
+    def searcher(self) -> MultiSearcher:
+        """The indexes of ``index_paths``, searched together (built on first use)."""
+        if self._parent is not None:
+            return self._parent.searcher
+        with self._lock:
+            self._check_open()
+            if self._searcher is None:
+                from biorag.retrieve.search import MultiSearcher, Searcher
+
+                if not self.index_paths:
+                    raise BioragError(
+                        "this method retrieves evidence, and no index directory was given"
+                    )
+                retrieval = self.settings.retrieval
+                self._searcher = MultiSearcher(
+                    [Searcher(p, lambda: self.embedder, retrieval) for p in self.index_paths]
+                )
+            return self._searcher
+
+    @property
+    def reranker(self) -> Reranker:
+        with self._lock:
+            self._check_open()
+            if self._reranker is None:
+                if self._parent is not None and self.settings.rerank.backend != "llm":
+                    return self._parent.reranker
+                # An LLM reranker's calls count in this runtime's own accounting.
+                from biorag.embed.rerank import build_reranker
+
+                self._reranker = build_reranker(self.settings.rerank, self.embedder, self.llm)
+            return self._reranker
+
+    def built(self) -> set[str]:
+        """The components made or given so far (``llm``, ``embedder``, ``searcher``,
+        ``reranker``): what a method's first use opened, and what it did not."""
+        made = {
+            "llm": self._llm is not _UNBUILT,
+            "embedder": self._embedder is not None,
+            "searcher": self._searcher is not None,
+            "reranker": self._reranker is not None,
+        }
+        return {name for name, yes in made.items() if yes}
+
+    @property
+    def open_llm_variants(self) -> int:
+        """How many LLM variants are built and not yet closed."""
+        return len(self._variants) if self._parent is None else self._parent.open_llm_variants
+
+    def reset_searcher(self) -> None:
+        """Close the searcher; the next search reopens the indexes (after they changed)."""
+        with self._lock:
+            searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            searcher.close()
+
+    # -- per-request children ------------------------------------------------------------------
+    def for_question(self, llm: LLM | None) -> Runtime:
+        """A child runtime for one request: ``llm`` (a client of its own, with its own
+        accounting) and everything else shared with this runtime. Closing it closes nothing."""
+        child = Runtime(self.settings, self.index_paths, llm=llm)
+        child._parent = self
+        child._owns_llm = False
+        return child
+
+    # -- LLM variants --------------------------------------------------------------------------
+    def shared_llm_variant(self, overrides: dict[str, Any]) -> SharedLLM:
+        """The :class:`~biorag.llm.shared.SharedLLM` of ``[llm]`` updated with ``overrides``:
+        built on first use, then the same one for every equal (validated) override set.
+        Thread-safe; raises :class:`BioragError` for bad overrides."""
+        if self._parent is not None:
+            return self._parent.shared_llm_variant(overrides)
+        from biorag.llm.shared import SharedLLM, settings_key, variant_settings
+
+        settings = variant_settings(self.settings, overrides)
+        key = settings_key(settings.llm)
+        with self._lock:
+            self._check_open()
+            shared = self._variants.get(key)
+            if shared is None:
+                shared = self._variants[key] = SharedLLM(settings)
+        return shared
+
+    def llm_variant(self, overrides: dict[str, Any]) -> LLM | None:
+        """A client of the shared LLM that ``overrides`` make of ``[llm]`` (None when that is
+        ``backend = "none"``), whose calls count in this runtime's LLM accounting."""
+        shared = self.shared_llm_variant(overrides)
+        llm = self.llm
+        if llm is not None:
+            return shared.client(llm.accounting)
+        from biorag.llm.accounting import Accounting
+
+        return shared.client(Accounting())
+
+    def accounting(self) -> dict[str, Any]:
+        """This runtime's LLM calls and tokens per stage (``{}`` without an LLM), also after
+        the LLM was closed."""
+        return self._accounting.report() if self._accounting is not None else {}
+
+    # -- closing -------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BioragError("this runtime is closed; build a new one")
+
+    def _take_llms(self) -> tuple[list[SharedLLM], LLM | None]:
+        """The LLM variants and the LLM this runtime built, forgotten (later use rebuilds)."""
+        with self._lock:
+            shared = list(self._variants.values())
+            self._variants.clear()
+            llm = self._llm if self._owns_llm and self._llm is not _UNBUILT else None
+            if self._owns_llm:
+                self._llm = _UNBUILT
+        return shared, llm
+
+    async def aclose_llms(self) -> None:
+        """Close the LLM and every LLM variant this runtime built, on the running loop (an HTTP
+        client belongs to the loop that made it); later use rebuilds them."""
+        if self._parent is not None:
+            return
+        shared, llm = self._take_llms()
+        for s in shared:
+            await s.aclose()
+        if llm is not None:
+            await llm.aclose()
+            llm.close()
+
+    async def aclose(self) -> None:
+        """Close what this runtime built: LLMs (on this loop), then the searcher."""
+        if not self._closed and self._parent is None:
+            await self.aclose_llms()
+            self.reset_searcher()
+        self._closed = True
+
+    def close(self) -> None:
+        """Close what this runtime built, from synchronous code (the LLM variants on a loop of
+        their own, in a thread when a loop is running)."""
+        if self._closed or self._parent is not None:
+            self._closed = True
+            return
+        shared, llm = self._take_llms()
+        if shared:
+            _run_to_end(_aclose_all(shared))
+        if llm is not None:
+            llm.close()
+        self.reset_searcher()
+        self._closed = True
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _aclose_all(shared: list[SharedLLM]) -> None:
+    for s in shared:
+        await s.aclose()
+
+
+def _run_to_end(coro: Any) -> None:
+    """Run ``coro`` to its end from synchronous code, in a thread when a loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coro)
+        return
+    worker = threading.Thread(target=asyncio.run, args=(coro,))
+    worker.start()
+    worker.join()
