@@ -15,6 +15,7 @@ words or verbless fragments of fewer than six words.
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from biorag.corpus.models import Chunk
@@ -186,7 +187,12 @@ class RuleClaimExtractor:
         return out
 
     async def extract_claims(self, chunks: list[Chunk]) -> list[Claim]:
-        """Claims of all chunks, deduplicated on normalized text (first occurrence kept)."""
+        """Claims of all chunks, deduplicated on normalized text (first occurrence kept); the
+        rules run in a worker thread, off the event loop."""
+        return await asyncio.to_thread(self.claims_of, chunks)
+
+    def claims_of(self, chunks: list[Chunk]) -> list[Claim]:
+        """:meth:`extract_claims`, synchronously."""
         seen: set[str] = set()
         claims: list[Claim] = []
         for chunk in chunks:

@@ -20,6 +20,7 @@ same rule-based fallback.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -162,7 +163,9 @@ class PatternTripleExtractor:
     """No-LLM triples (the floor): lexicon patterns, then the rule-based fallback."""
 
     async def extract_triples(self, claims: list[Claim]) -> list[Claim]:
-        return [self.triple_for(c) if not has_triple(c) else c for c in claims]
+        return await asyncio.to_thread(
+            lambda: [self.triple_for(c) if not has_triple(c) else c for c in claims]
+        )
 
     def triple_for(self, claim: Claim) -> Claim:
         triple = pattern_triple(claim.text)

@@ -260,7 +260,7 @@ class EmbeddingRelevanceJudge:
         return own
 
     async def judge(self, question: str, items: Sequence[JudgeItem]) -> list[Verdict]:
-        scores = self.scores(question, items)
+        scores = await asyncio.to_thread(self.scores, question, items)
         keep_top = math.ceil(self.keep_top_fraction * len(items))
         rank = np.empty(len(items), dtype=np.int64)
         rank[np.argsort(-scores, kind="stable")] = np.arange(len(items))

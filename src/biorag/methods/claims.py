@@ -23,7 +23,6 @@ from typing import Any
 
 from biorag.methods.base import (
     Answer,
-    AnswerSentence,
     QAMethod,
     Question,
     retrieve_passages,
@@ -217,13 +216,7 @@ class Claims(QAMethod):
 
     # -- the method ------------------------------------------------------------------------
     async def answer(self, question: Question) -> Answer:
-        from biorag.answer.floor import answer_without_llm
-        from biorag.answer.reader import (
-            read_free_text,
-            read_multiple_choice,
-            read_multiple_choice_once,
-        )
-        from biorag.summarize import build_context
+        from biorag.methods.context import ContextItem, answer_from_context
 
         run = ClaimsRun(question=question)
         self.last_run = run
@@ -238,83 +231,28 @@ class Claims(QAMethod):
             t = time.perf_counter()
             await step()
             run.seconds[stage] = time.perf_counter() - t
-        context = build_context(run.summaries) if run.summaries else ""
-        summary_texts = [s.text for s in run.summaries]
-        base: dict[str, Any] = {
-            "method": self.name,
-            "question_id": question.id,
-            "context": context,
-            "evidence": [p.to_dict() for p in run.passages],
-            "details": self.details(run),
-        }
         t = time.perf_counter()
-        llm = self.rt.llm
-        if llm is None:
-            res = answer_without_llm(
-                question.text,
-                question.options,
-                [(s.root_claim_id, s.text) for s in run.summaries]
-                or [(p.chunk_id, p.text) for p in run.passages],
-                self.rt.embedder,
-            )
-            out = Answer(
-                **base,
-                answer=res.answer,
-                answer_text=res.answer_text,
-                sentences=[
-                    AnswerSentence(text=s, chunk_ids=self._chunks_of(run, cid))
-                    for s, cid in res.sentences
-                ],
-                notes=["no-LLM floor: rule-based claims, extractive summaries", res.rationale],
-            )
-        elif question.options:
-            # Faithful: the paper's two calls (reason, then {"answer": ...}); batched: one call
-            # returning reasoning and letter as JSON, the extraction call only as a fallback.
-            read = (
-                read_multiple_choice_once
-                if self.options["mode"] == "batched"
-                else (read_multiple_choice)
-            )
-            r = await read(
-                llm,
-                question.text,
-                question.options,
-                summary_texts or [""],
-                self.rt.settings.answer.extraction,
-            )
-            out = Answer(
-                **base,
-                answer=r.answer,
-                answer_text=r.answer_text,
-                raw_output=r.raw_output,
-                parse_failed=r.parse_failed,
-                llm_used=True,
-            )
-        else:
-            r = await read_free_text(llm, question.text, summary_texts)
-            out = Answer(
-                **base,
-                answer=r.answer,
-                answer_text=r.answer_text,
-                raw_output=r.raw_output,
-                llm_used=True,
-                sentences=[
-                    AnswerSentence(
-                        text=s,
-                        chunk_ids=sorted(
-                            {
-                                c
-                                for i in cites
-                                for c in self._chunks_of(run, run.summaries[i - 1].root_claim_id)
-                            }
-                        ),
-                    )
-                    for s, cites in r.sentences
-                ],
-            )
+        # Faithful: the paper's two calls (reason, then {"answer": ...}); batched: one call
+        # returning reasoning and letter as JSON, the extraction call only as a fallback.
+        out = await answer_from_context(
+            self.rt,
+            self.name,
+            question,
+            [
+                ContextItem(s.text.strip(), self._chunks_of(run, s.root_claim_id))
+                for s in run.summaries
+                if s.text.strip()
+            ],
+            run.passages,
+            reader="one-call" if self.options["mode"] == "batched" else "two-call",
+            details=self.details(run),
+            notes=["rule-based claims, extractive summaries"] if self.rt.llm is None else [],
+            floor_items=[ContextItem(p.text, [p.chunk_id]) for p in run.passages],
+            all_evidence=True,
+        )
         run.seconds["answer"] = time.perf_counter() - t
         out.details["seconds"] = run.seconds
-        if llm is not None and not run.summaries:
+        if out.llm_used and not run.summaries:
             ungrounded = run.extraction_stats.get("ungrounded_claims", 0)
             out.notes.append(
                 "CLAIMS: no usable claims in the retrieved text (claims kept: "

@@ -9,6 +9,8 @@ unanswered, with a note, and the run goes on.
 
 from __future__ import annotations
 
+import asyncio
+
 from biorag.answer.floor import answer_without_llm
 from biorag.answer.reader import read_free_text, read_multiple_choice
 from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
@@ -25,7 +27,8 @@ class ClosedBook(QAMethod):
             return await self._open(question)
         if llm is None:
             # No model and no context: the floor can only compare options with the question.
-            res = answer_without_llm(
+            res = await asyncio.to_thread(
+                answer_without_llm,
                 question.text,
                 question.options,
                 [("question", question.text)],

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,7 @@ async def rerank_scores(reranker: Any, query: str, texts: list[str]) -> np.ndarr
     if ascore is not None and inspect.iscoroutinefunction(ascore):
         scores = await ascore(query, texts)
     else:
-        scores = reranker.score(query, texts)
+        scores = await asyncio.to_thread(reranker.score, query, texts)
     out = np.asarray(scores, dtype=np.float64).reshape(-1)
     if len(out) != len(texts):
         raise ValueError(f"the reranker returned {len(out)} scores for {len(texts)} texts")

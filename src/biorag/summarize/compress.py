@@ -70,7 +70,7 @@ async def compress_summaries(
     out = Compressed(texts)
     while sum(counts) > limit and out.rounds < max_rounds:
         k = min(len(texts), math.ceil(sum(counts) / limit) + 1)
-        groups = cluster_texts(summarizer.vectors(texts), k)
+        groups = await asyncio.to_thread(_groups, summarizer, texts, k)
         budget = max(1, limit // len(groups))
         jobs = []
         for group in groups:
@@ -89,6 +89,10 @@ async def compress_summaries(
         texts = [truncate_tokens(t, share, counter) for t in texts[:limit]]
     out.texts = texts
     return out
+
+
+def _groups(summarizer: Summarizer, texts: list[str], k: int) -> list[list[int]]:
+    return cluster_texts(summarizer.vectors(texts), k)
 
 
 async def _keep(text: str) -> str:

@@ -10,6 +10,7 @@ deterministic: same inputs, same embedder, same output.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 
@@ -136,20 +137,22 @@ class ExtractiveSummarizer(Summarizer):
         self, question: str, options: dict[str, str] | None, claim: str, related: list[str]
     ) -> str:
         """The claim, then the related claims' sentences most relevant to claim and question."""
-        return self._extract(claim, related, self.token_limit, question)
+        return await asyncio.to_thread(self._extract, claim, related, self.token_limit, question)
 
     async def summarize_layer(self, question: str, items: list[LayerItem]) -> LayerOutcome:
         """Each claim followed by the most relevant sentences of its context summaries."""
-        summaries = {
-            it.claim_id: self._extract(it.text, it.context, self.token_limit, question)
-            for it in items
-        }
+        summaries = await asyncio.to_thread(
+            lambda: {
+                it.claim_id: self._extract(it.text, it.context, self.token_limit, question)
+                for it in items
+            }
+        )
         calls: Counter[str] = Counter({STAGE_LAYER: len(items)} if items else {})
         return LayerOutcome(summaries, calls, 1 if items else 0)
 
     async def compress_cluster(self, question: str, texts: list[str], budget: int) -> str:
         """The sentences of ``texts`` most relevant to the question, within ``budget``."""
-        return self._extract("", texts, budget, question)
+        return await asyncio.to_thread(self._extract, "", texts, budget, question)
 
     def vectors(self, texts: list[str]) -> np.ndarray:
         """The embedder's vectors."""
