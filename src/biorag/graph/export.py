@@ -17,9 +17,7 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -28,22 +26,9 @@ from typing import Any
 import networkx as nx
 
 from biorag.graph.claim_graph import ClaimGraph
+from biorag.util.files import atomic_writer, write_text_atomic
 
 WIDTH, HEIGHT, MARGIN = 960, 720, 40
-
-
-def _replace_atomic(path: Path, write: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; exports are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _relevant_str(value: bool | None) -> str:
@@ -79,7 +64,9 @@ def to_graphml(graph: ClaimGraph, path: str | Path) -> Path:
             relevant=_relevant_str(claim.relevant),
             triple_source=claim.triple_source or "",
         )
-    return _replace_atomic(Path(path), lambda tmp: nx.write_graphml(g, tmp))
+    with atomic_writer(path, binary=True) as fh:
+        nx.write_graphml(g, fh)
+    return Path(path)
 
 
 def _layout(graph: ClaimGraph) -> dict[str, tuple[float, float]]:
@@ -229,7 +216,5 @@ def to_html(
     template = resources.files("biorag.graph").joinpath("viewer.html").read_text(encoding="utf-8")
     page = re.sub("__TITLE__|__SVG__|__DATA__", lambda m: values[m.group(0)], template)
 
-    def write(tmp: str) -> None:
-        Path(tmp).write_text(page, encoding="utf-8")
-
-    return _replace_atomic(Path(path), write)
+    write_text_atomic(path, page)
+    return Path(path)

@@ -28,15 +28,13 @@ Every file is written to a temporary file beside it and renamed into place.
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from biorag.errors import BioragError
 from biorag.kg.models import Triplet, normalize_key
+from biorag.util.files import atomic_writer
 
 ExportFormat = Literal["neo4j-csv", "graphml", "jsonl"]
 FORMATS: tuple[str, ...] = ("neo4j-csv", "graphml", "jsonl")
@@ -50,29 +48,6 @@ RELATION_HEADER = [
     "model",
 ]
 LABEL, REL_TYPE = "Entity", "RELATION"
-
-
-@contextmanager
-def atomic_writer(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``.
-
-    Text mode is UTF-8 with ``newline=""`` (what the csv module wants); ``binary=True`` gives a
-    bytes handle. On an error the temporary file is removed and ``path`` is left as it was.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        fh = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
-        with fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; exports are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def iter_source(store_or_triplets: Any) -> Iterator[Triplet]:
@@ -112,7 +87,7 @@ def export_kg(store: Any, fmt: ExportFormat, out: str | Path) -> list[Path]:
     if fmt == "graphml":
         return [_write_graphml(store, triplets, _target(out, "kg.graphml"))]
     target = _target(out, "triplets.jsonl")
-    with atomic_writer(target) as fh:
+    with atomic_writer(target, newline="") as fh:
         for t in iter_source(store if triplets is None else triplets):
             fh.write(t.model_dump_json() + "\n")
     return [target]
@@ -121,12 +96,12 @@ def export_kg(store: Any, fmt: ExportFormat, out: str | Path) -> list[Path]:
 def _write_neo4j_csv(store: Any, triplets: list[Triplet] | None, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     nodes, rels = out / "entities.csv", out / "relations.csv"
-    with atomic_writer(nodes) as fh:
+    with atomic_writer(nodes, newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(ENTITY_HEADER)
         for name in _entity_names(store, triplets):
             w.writerow([normalize_key(name), name, LABEL])
-    with atomic_writer(rels) as fh:
+    with atomic_writer(rels, newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(RELATION_HEADER)
         for t in iter_source(store if triplets is None else triplets):

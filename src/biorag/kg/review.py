@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import InputFormatError
-from biorag.kg.export import atomic_writer, iter_source
+from biorag.kg.export import iter_source
 from biorag.kg.models import Triplet
 from biorag.kg.store import KGStore
+from biorag.util.files import atomic_writer
 
 HEADER: tuple[str, ...] = ("subject", "predicate", "object", "source_id", "model")
 MIN_HEADER = HEADER[:3]
@@ -54,7 +55,7 @@ class ImportReport:
 def write_review_csv(store_or_triplets: Any, path: str | Path) -> Path:
     """Write every triplet (of a store, or an iterable of triplets) to a review CSV, atomically."""
     path = Path(path)
-    with atomic_writer(path) as fh:
+    with atomic_writer(path, newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(HEADER)
         for t in iter_source(store_or_triplets):

@@ -6,13 +6,12 @@ A run line is ``qid Q0 docid rank score tag``; a qrels line is ``qid iteration d
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from biorag.errors import BioragError, InputFormatError
+from biorag.util.files import atomic_writer
 
 Run = dict[str, list[tuple[str, float]]]
 Qrels = dict[str, dict[str, int]]
@@ -59,8 +58,8 @@ def write_run(
 
     Ranks are the 1-based positions in each list. A list that trec_eval would misread (a docid
     twice, or a score above the one before it: trec_eval ranks by score) is refused; make one
-    with :func:`fuse_for_run`. The file is written to a temporary file in the same directory
-    and moved into place with ``os.replace``, so a reader never sees half a file.
+    with :func:`fuse_for_run`. The file is written atomically
+    (:func:`~biorag.util.files.atomic_writer`): a reader never sees half a file.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,14 +80,8 @@ def write_run(
             seen.add(docid)
             last = float(score)
             lines.append(f"{qid} Q0 {docid} {rank} {float(score):.10g} {tag}\n")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(lines)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as f:
+        f.writelines(lines)
     return path
 
 

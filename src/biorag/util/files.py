@@ -1,4 +1,5 @@
-"""Atomic writes: a reader never sees a half-written file or directory."""
+"""Atomic writes, the one way biorag writes a file or directory: a reader never sees a
+half-written one, and an interrupted write leaves the previous one in place."""
 
 from __future__ import annotations
 
@@ -6,25 +7,44 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, fsync it, rename it over ``path``."""
+@contextmanager
+def atomic_writer(
+    path: str | Path, *, binary: bool = False, newline: str | None = None
+) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; when the block ends without an error, fsync it
+    and rename it over ``path`` (readable by all: mkstemp makes it 0600). On an error the
+    temporary file is removed and ``path`` is left as it was.
+
+    Text mode is UTF-8 (``newline=""`` for the csv module); ``binary=True`` gives bytes.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        fh = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline=newline)
+        )
+        with fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through :func:`atomic_writer`."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
