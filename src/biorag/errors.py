@@ -9,8 +9,15 @@ from contextlib import contextmanager
 class BioragError(Exception):
     """A problem with the user's input, configuration or environment.
 
-    The message names the input and says how to fix it.
+    The message names the input and says how to fix it, in the library's terms: ``param`` is
+    the argument at fault (``format``, ``out``, ``kg``...), which the CLI names as its option
+    (``--format``); a message that tells the user to set another argument says it as
+    ``{param:name}``, which the CLI turns into that option too.
     """
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class ConfigError(BioragError):
@@ -34,7 +41,7 @@ class DamagedFileError(BioragError):
 
 
 #: The fix for a damaged index file.
-REBUILD_INDEX = "rebuild the index (biorag index build --corpus ... --out DIR)"
+REBUILD_INDEX = "rebuild the index from its corpus (biorag index build, or IndexDir.add)"
 #: What reading a damaged file raises: bad JSON or UTF-8, short or pickled numpy arrays, a FAISS
 #: read error, a malformed SQLite database.
 DAMAGE = (OSError, ValueError, RuntimeError, EOFError, KeyError, TypeError)

@@ -141,3 +141,56 @@ def test_llm_session_times_the_whole_block(tmp_path):
         llm.chat_sync(ChatRequest(messages=[{"role": "user", "content": "hi"}], stage="s1"))
         time.sleep(0.02)
     assert acc["stages"]["s1"]["calls"] == 1 and acc["wall_s"] >= 0.02
+
+
+def test_library_errors_say_no_flags_and_the_cli_names_the_option():
+    """The library speaks of its arguments; the command line adds the option that sets one."""
+    import typer
+
+    from biorag.cli.common import command_options, option_for
+
+    def cmd(
+        files: list[str] = typer.Argument(...),
+        fmt: str = typer.Option("auto", "--format"),
+        neo4j_uri: str = typer.Option(None, "--neo4j-uri"),
+        allow_overlap: bool = typer.Option(False, "--allow-overlap"),
+        exclude_overlap: bool = typer.Option(False, "--exclude-overlap"),
+        out: str = typer.Option(...),
+    ) -> None: ...
+
+    opts = command_options(cmd)
+    assert option_for("format", opts) == ["--format"]
+    assert option_for("neo4j_uri", opts) == ["--neo4j-uri"]
+    assert option_for("out", opts) == ["--out"]
+    assert option_for("files", opts) == ["FILES"]
+    assert option_for("overlap", opts) == ["--allow-overlap", "--exclude-overlap"]
+    assert option_for("kg", opts) == []
+
+
+def test_no_library_error_names_a_command_line_flag():
+    """What is raised outside biorag.cli speaks of the library's arguments (the CLI adds the
+    flag): no string in a raise statement, or in a format_error call, names a --flag."""
+    import ast
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src" / "biorag"
+    flag = re.compile(r"(^|[\s(`])--[a-z][a-z-]+")
+    others = ("pip install", "llama-server", "--embeddings", "--pooling", "--chat-template")
+    found = []
+    for p in src.rglob("*.py"):
+        if "cli" in p.relative_to(src).parts:
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            called = isinstance(node, ast.Call) and getattr(node.func, "id", "") == "format_error"
+            if not (isinstance(node, ast.Raise) or called):
+                continue
+            for c in ast.walk(node):
+                text = c.value if isinstance(c, ast.Constant) else None
+                if (
+                    isinstance(text, str)
+                    and flag.search(text)
+                    and not any(o in text for o in others)
+                ):
+                    found.append(f"{p.relative_to(src)}:{c.lineno}: {text}")
+    assert found == []

@@ -60,7 +60,7 @@ def test_provenance_accumulates_over_builds_and_overlap_is_by_id_question_or_pai
     check = check_overlap(items, [tmp_path], "exclude")
     assert check.overlapping == ["q1", "z1", "r9"]
     assert [it.id for it in check.items] == ["z2"]
-    with pytest.raises(BioragError, match="--exclude-overlap"):
+    with pytest.raises(BioragError, match="overlap policy to exclude"):
         check_overlap(items, [tmp_path], "refuse")
     allowed = check_overlap(items, [tmp_path], "allow")
     assert len(allowed.items) == 4 and "not held out" in allowed.note()

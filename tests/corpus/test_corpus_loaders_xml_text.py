@@ -129,7 +129,7 @@ def test_html_given_as_pubmed_xml_raises(tmp_path: Path, content: str, needle: s
 def test_html_auto_detect_raises(tmp_path: Path) -> None:
     p = tmp_path / "page.xml"
     p.write_text("<html><body>x</body></html>", encoding="utf-8")
-    with pytest.raises(InputFormatError, match=r"page\.xml.*--format"):
+    with pytest.raises(InputFormatError, match=r"page\.xml.*choose the format"):
         load_corpus(p)
 
 

@@ -249,7 +249,7 @@ def test_on_without_a_judge_model_fails_before_answering(tmp_path, data):
     with pytest.raises(BioragError, match=r"judging is required .*BIORAG_JUDGE_MODEL"):
         run(tmp_path, data, out, judge="on")
     assert not (out / "predictions.jsonl").exists()
-    with pytest.raises(BioragError, match="--judge must be one of auto, on, off"):
+    with pytest.raises(BioragError, match="judge must be one of auto, on, off"):
         run(tmp_path, data, out, judge="maybe")
 
 
@@ -337,7 +337,7 @@ def test_rejudge_an_existing_run_with_another_judge(tmp_path, data):
     assert len(read_judgments(out / "judgments.jsonl")) == 6
     with pytest.raises(BioragError, match="judging is required"):
         rejudge_run(st, out, loader=loader)  # no judge model configured
-    with pytest.raises(BioragError, match="pass --data"):
+    with pytest.raises(BioragError, match="give the run's dataset file"):
         rejudge_run(st, out, data_path=tmp_path / "nope.json", backend=second, loader=loader)
 
 

@@ -174,7 +174,7 @@ def test_given_context_and_dry_run_model(tmp_path):
 
 
 def test_method_needing_an_index_without_one_is_an_error(tmp_path, data):
-    with pytest.raises(BioragError, match="pass --index"):
+    with pytest.raises(BioragError, match="give an index directory"):
         run(tmp_path, data, tmp_path / "run", methods=["retrieve-read"])
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 
@@ -235,7 +235,7 @@ def test_resume_with_another_config_names_the_difference(tmp_path, data, monkeyp
     monkeypatch.setitem(registry.METHODS, "boom", Boom)
     out = tmp_path / "run"
     run(tmp_path, data, out, limit=3)
-    with pytest.raises(BioragError, match=r"method_options\.closed-book.*new --out"):
+    with pytest.raises(BioragError, match=r"method_options\.closed-book.*new run directory"):
         run(tmp_path, data, out, limit=3, method_options={"closed-book": {"x": 1}})
     with pytest.raises(BioragError, match=r"split: None in run\.json, now 'test'"):
         run(tmp_path, data, out, split="test")
@@ -281,7 +281,7 @@ def test_bad_arguments_are_clear_errors(tmp_path, data):
     out = tmp_path / "run"
     with pytest.raises(BioragError, match="unknown method 'nope'"):
         run(tmp_path, data, out, methods=["nope"])
-    with pytest.raises(BioragError, match="not in --methods"):
+    with pytest.raises(BioragError, match="not among the methods"):
         run(tmp_path, data, out, method_options={"claims": {}})
     with pytest.raises(BioragError, match="twice"):
         run(tmp_path, data, out, methods=["closed-book", "closed-book"])

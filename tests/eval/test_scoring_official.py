@@ -100,7 +100,7 @@ def test_mirage_official_averages_subsets_biorag_pools():
 
 def test_unknown_scoring_mode_is_a_clear_error():
     items, preds = _pubmedqa()
-    with pytest.raises(BioragError, match="--scoring must be one of official, biorag"):
+    with pytest.raises(BioragError, match="scoring must be one of official, biorag"):
         score_dataset("pubmedqa", items, preds, scoring="lenient")
 
 

@@ -54,10 +54,11 @@ def test_mirage_with_medmcqa_explanations(tmp_path):
     assert pair.id == "medmcqa/m1" and pair.answer == "Vitamin C"
     assert pair.explanation == "Vitamin C prevents scurvy."
     assert src.where["medmcqa/m1"] == "benchmark.json question medmcqa/m1"
-    with pytest.raises(BioragError, match="--explanations"):
+    with pytest.raises(BioragError, match="explanations apply to"):
         read_sources(dev, "jsonl", explanations=dev)
-    with pytest.raises(BioragError, match="--split"):
+    with pytest.raises(BioragError, match="split applies to") as e:
         read_sources(dev, "text", split="x")
+    assert e.value.param == "split"
 
 
 def test_jsonl_without_usable_records_is_a_format_error(tmp_path):

@@ -58,7 +58,7 @@ def test_unknown_or_empty_corpora_are_clear_errors(searcher):
     with pytest.raises(BioragError) as e:
         searcher.search(["statins"], 2, "bm25", corpora=["alpha", "delta"])
     msg = str(e.value)
-    assert "'delta'" in msg and "'alpha', 'beta', 'gamma'" in msg and "--name" in msg
+    assert "'delta'" in msg and "'alpha', 'beta', 'gamma'" in msg and "manifest name" in msg
     with pytest.raises(BioragError, match="corpora is empty"):
         searcher.search(["statins"], 2, "bm25", corpora=[])
 

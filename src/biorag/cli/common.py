@@ -90,15 +90,53 @@ def storage_problem(e: BaseException) -> str | None:
     return None
 
 
+def command_options(fn: Callable[..., Any]) -> dict[str, list[str]]:
+    """A command function's parameters and how its command line names them: ``{"out":
+    ["--out"], "fmt": ["--format"], "files": ["FILES"]}`` (read from its typer defaults)."""
+    import inspect
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    names: dict[str, list[str]] = {}
+    for name, p in inspect.signature(fn).parameters.items():
+        info = p.default
+        if isinstance(info, OptionInfo):
+            flags = [d for d in info.param_decls or () if d.startswith("--")]
+            names[name] = flags[:1] or ["--" + name.replace("_", "-")]
+        elif isinstance(info, ArgumentInfo):
+            names[name] = [name.upper()]
+    return names
+
+
+def option_for(param: str, options: dict[str, list[str]]) -> list[str]:
+    """How a command line names the library argument ``param``: the option (or argument) named
+    so (``out``: ``--out``; ``neo4j_uri``: ``--neo4j-uri``; ``format``: ``--format``), else the
+    options whose flag holds the word (``overlap``: ``--allow-overlap``, ``--exclude-overlap``)."""
+    flag = "--" + param.replace("_", "-")
+    for name, shown in options.items():
+        if name == param or flag in shown:
+            return shown
+    return [f for shown in options.values() for f in shown if param in f.split("-")]
+
+
+def _option_named(param: str | None, options: dict[str, list[str]]) -> str:
+    names = option_for(param, options) if param else []
+    if not names:
+        return ""
+    return f" ({'options' if len(names) > 1 else 'option'} {', '.join(names)})"
+
+
 def handle_errors(fn: F) -> F:
     """Turn a user's mistake into one clear message on stderr (exit 2), never a traceback."""
+
+    options = command_options(fn)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except BioragError as e:
-            fail(one_line(e))
+            fail(one_line(e) + _option_named(e.param, options))
         except (OSError, sqlite3.OperationalError) as e:
             why = storage_problem(e)
             if why is None:

@@ -1,6 +1,6 @@
 """``biorag eval components``: CLAIMS' component metrics over a benchmark (paper tables 2-5).
 
-For every question the ``claims`` method answers (its options from ``--method-options``), then
+For every question the ``claims`` method answers (with the method options given), then
 :func:`~biorag.eval.components.evaluate_components` scores the run it built: relation extraction
 (reference score, semantic similarity, key claim retention: table 2), graph construction (graph
 against semantic communities: table 3) and graph summarization (faithfulness, relevancy and
@@ -110,7 +110,10 @@ async def run_components(
     if not items:
         raise BioragError(f"{dataset} at {data_path} gave no questions")
     if any(not it.context for it in items) and not index_paths:
-        raise BioragError("claims retrieves evidence: pass --index DIR, or a setting with passages")
+        raise BioragError(
+            "claims retrieves evidence: give an index directory, or a setting with passages",
+            param="index",
+        )
     out.mkdir(parents=True, exist_ok=True)
     path = out / COMPONENTS_FILE
     done = _done(path)

@@ -59,7 +59,7 @@ MODES = ("auto", "on", "off")
 _BACKEND_KEYS: tuple[str, ...] = ("backend", "base_url", "model", "api_key_env", "hf_path")
 _BACKEND_KEYS += ("load_in_4bit", "mock_script", "timeout_s", "structured_output")
 MAX_CONSECUTIVE_FAILURES = 25
-NOTE_OFF = 'not judged: judge.mode is "off" (set judge.mode = "auto" or pass --judge on)'
+NOTE_OFF = 'not judged: judge.mode is "off" (set judge.mode = "auto" or "on")'
 NOTE_NO_ITEMS = "not judged: no question in this run has an ideal answer"
 NO_MODEL = (
     "no judge model is configured (the judge's backend is 'none'): set judge.backend and "
@@ -107,15 +107,16 @@ def open_judge(
 
     mode = mode or settings.judge.mode
     if mode not in MODES:
-        raise BioragError(f"--judge must be one of {', '.join(MODES)}, not {mode!r}")
+        raise BioragError(f"judge must be one of {', '.join(MODES)}, not {mode!r}", param="judge")
     if mode == "off":
         return None, NOTE_OFF
     cfg = settings.judge_llm()
     if backend is None and cfg.backend == "none":
         if mode == "on":
             raise BioragError(
-                f'judging is required (--judge on or judge.mode = "on") but {NO_MODEL}; '
-                "or pass --judge auto"
+                f'judging is required (judge mode "on") but {NO_MODEL}; or set the judge '
+                'mode to "auto"',
+                param="judge",
             )
         if not any(ideal_answer(it) for it in items):
             return None, NOTE_NO_ITEMS
@@ -269,7 +270,7 @@ def run_judged_blocks(
     note: str | None,
 ) -> dict[str, dict[str, Any]]:
     """Each method's ``judged`` block of a run: by this run's judge, or, when none judges now
-    (``--judge off``, no judge model) but the run was judged before, by the latest earlier judge
+    (judge mode ``off``, no judge model) but the run was judged before, by the latest earlier judge
     and prompt, with a note saying so (a resumed run keeps its scores)."""
     judgments = read_judgments(Path(out_dir) / JUDGMENTS_FILE)
     if judge is not None:
@@ -333,7 +334,7 @@ async def arejudge_run(
         raise BioragError(f"{out / RUN_FILE} names no dataset or methods; is {out} a run?")
     if not path.exists():
         raise BioragError(
-            f"the run's data {path} does not exist; pass --data with the run's dataset file"
+            f"the run's data {path} does not exist; give the run's dataset file", param="data"
         )
     if loader is None:
         from biorag.corpus.datasets import load_dataset
@@ -344,8 +345,9 @@ async def arejudge_run(
     items: list[QAItem] = list(loaded.items)
     if cfg.get("n_items") is not None and len(items) != cfg["n_items"]:
         raise BioragError(
-            f"{path} gave {len(items)} questions but the run had {cfg['n_items']}; pass --data "
-            "with the data the run was made from"
+            f"{path} gave {len(items)} questions but the run had {cfg['n_items']}; give the data "
+            "the run was made from",
+            param="data",
         )
     judge, note = open_judge(settings, items, "on", backend=backend)
     if judge is None:

@@ -73,11 +73,11 @@ class OverlapCheck:
         if self.policy == "exclude":
             return (
                 f"KG overlap: {n} questions went into {names}{how} and were left out "
-                f"(--exclude-overlap); {len(self.items)} scored."
+                f"(overlap policy exclude); {len(self.items)} scored."
             )
         return (
             f"KG overlap: {n} of the scored questions went into {names}{how}; scored anyway "
-            "(--allow-overlap): these scores are not held out."
+            "(overlap policy allow): these scores are not held out."
         )
 
 
@@ -111,9 +111,10 @@ def check_overlap(items: list[Any], kg_dirs: Iterable[str | Path], policy: str) 
         raise BioragError(
             f"{len(result.overlapping)} of {len(items)} questions went into the knowledge graph "
             f"{names} (ids {shown}{f' and {more} more' if more > 0 else ''}): their answers are "
-            "in it. Build the KG from other data (MedMCQA: its train file), or pass "
-            "--exclude-overlap to score only the other questions, or --allow-overlap to score "
-            "them anyway (report.md says so)"
+            "in it. Build the KG from other data (MedMCQA: its train file), or set the overlap "
+            "policy to exclude (score only the other questions) or allow (score them anyway; "
+            "report.md says so)",
+            param="overlap",
         )
     if policy == "exclude":
         result.items = [it for it in items if str(it.id) not in hit]

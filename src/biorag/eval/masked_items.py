@@ -33,9 +33,10 @@ def refuse_unmasked_retrieval(methods: list[str], items: list[Any]) -> None:
     bad = [m for m in methods if m in UNMASKED_RETRIEVAL]
     if bad and any(not it.context for it in items):
         raise BioragError(
-            f"--mask-entities cannot mask what {', '.join(bad)} retrieve(s) (their own search "
+            f"masking entities cannot mask what {', '.join(bad)} retrieve(s) (their own search "
             "over the KG or strata levels): run them on a setting with given passages, or mask "
-            "with the other methods"
+            "with the other methods",
+            param="mask_entities",
         )
 
 

@@ -119,7 +119,8 @@ def read_jsonl_records(
             if not isinstance(rec, dict) or any(k not in rec for k in required):
                 raise BioragError(
                     f"{path} line {lineno} is not {what}; the file was edited or "
-                    "written by two runs at once: delete that line, or use a new --out"
+                    "written by two runs at once: delete that line, or use a new run directory",
+                    param="out",
                 )
             records.append(rec)
         pos = nl + 1
@@ -201,7 +202,7 @@ class RecordWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._fh = _open_locked(
-            self.path, f"another run is writing {self.path}; wait for it or use a new --out"
+            self.path, f"another run is writing {self.path}; wait for it or use a new run directory"
         )
 
     def append(self, record: dict[str, Any]) -> None:
@@ -228,7 +229,7 @@ LOCK_FILE = ".run.lock"
 
 class RunDirLock:
     """An exclusive lock on a run directory, held from before ``run.json`` is read or written
-    until the run ends, so a second run into the same ``--out`` is refused before it touches
+    until the run ends, so a second run into the same directory is refused before it touches
     anything there. Released by the OS if the process dies."""
 
     def __init__(self, out_dir: str | Path) -> None:

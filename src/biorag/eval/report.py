@@ -334,9 +334,7 @@ def write_report(out_dir: str | Path, runs: list[str | Path] | None = None) -> P
     loaded = []
     for d in dirs:
         if not (d / METRICS_FILE).is_file():
-            raise BioragError(
-                f"{d} has no {METRICS_FILE}; run `biorag eval ... --out {d}` to completion first"
-            )
+            raise BioragError(f"{d} has no {METRICS_FILE}; run its evaluation to completion first")
         loaded.append(load_run(d))
     out.mkdir(parents=True, exist_ok=True)
     columns = [c for r in loaded for c in accuracy_columns(r)]

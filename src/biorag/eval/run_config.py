@@ -163,7 +163,8 @@ def check_or_write_run_config(out_dir: Path, config: dict[str, Any], extra: dict
             raise BioragError(
                 f"{out_dir} holds a run with a different configuration ("
                 + "; ".join(diffs)
-                + "); use a new --out, or rerun with the recorded settings to resume"
+                + "); use a new run directory, or rerun with the recorded settings to resume",
+                param="out",
             )
         for key in ("data_path", "biorag_version"):
             if old.get(key) != config.get(key):

@@ -33,20 +33,21 @@ def check_arguments(
 ) -> None:
     """Refuse a run that cannot be what was meant, before anything is loaded."""
     if not methods:
-        raise BioragError("no methods given; pass --methods m1,m2")
+        raise BioragError("no methods given: name one or more", param="methods")
     if len(set(methods)) != len(methods):
-        raise BioragError(f"--methods lists a method twice: {','.join(methods)}")
+        raise BioragError(f"methods lists a method twice: {','.join(methods)}", param="methods")
     unknown = sorted(set(method_options) - set(methods))
     if unknown:
         raise BioragError(
-            f"--method-options names method(s) {unknown} that are not in --methods "
-            f"({','.join(methods)}); key the JSON by method name"
+            f"method options name method(s) {unknown} that are not among the methods "
+            f"({','.join(methods)}); key them by method name",
+            param="method_options",
         )
     if concurrency < 1:
-        raise BioragError("--concurrency must be at least 1")
+        raise BioragError("concurrency must be at least 1", param="concurrency")
     check_scoring(scoring)
     if limit is not None and limit < 1:
-        raise BioragError("--limit must be at least 1")
+        raise BioragError("limit must be at least 1", param="limit")
 
 
 def load_questions(
@@ -97,8 +98,9 @@ def build_methods(
             kg_dirs.append(kg_dir())
         if qa.needs_index and not index_paths and any(not it.context for it in items):
             raise BioragError(
-                f"method {m!r} retrieves evidence: pass --index DIR (one per corpus), or a "
-                "setting whose questions carry their own context"
+                f"method {m!r} retrieves evidence: give an index directory (one per corpus), or "
+                "a setting whose questions carry their own context",
+                param="index",
             )
     return effective, kg_dirs
 

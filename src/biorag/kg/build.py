@@ -173,10 +173,10 @@ def build_kg(
 ) -> BuildReport:
     """Read, extract, store, index entities, write the review CSV and ``build.json``."""
     if batch_size < 1:
-        raise BioragError("--batch-size must be at least 1")
+        raise BioragError("batch_size must be at least 1", param="batch_size")
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise BioragError(f"--out {out} is a file: pass a directory for the knowledge graph")
+        raise BioragError(f"{out} is a file: pass a directory for the knowledge graph", param="out")
     if (out / META).is_file():  # another embedding model: fail before anything is stored
         EntityIndex.open(out, embedder)
     seconds: dict[str, float] = {}

@@ -70,10 +70,11 @@ def require_kg(directory: str | Path) -> Path:
     d = Path(directory)
     if not d.is_dir():
         raise BioragError(
-            f"--kg {d}: no such knowledge-graph directory (build one with biorag kg build --out)"
+            f"{d}: no such knowledge-graph directory (build one with biorag kg build)",
+            param="kg",
         )
     if not (d / FILENAME).is_file():
-        raise BioragError(f"--kg {d}: no {FILENAME} in it; build one with biorag kg build --out")
+        raise BioragError(f"{d}: no {FILENAME} in it; build one with biorag kg build", param="kg")
     return d
 
 

@@ -67,11 +67,11 @@ class Sources:
 def take_half(units: Sequence[Any], half: str) -> list[Any]:
     """``first``: units ``[0, n//2)``; ``second``: ``[n//2, n)``; ``all``: every unit.
 
-    With ``biorag eval --limit N`` (N <= n//2) the questions asked are in the first half, so a
-    KG built from ``--half second`` holds none of their answers' explanations.
+    An evaluation limited to N questions (N <= n//2) asks questions of the first half, so a
+    KG built from the ``second`` half holds none of their answers' explanations.
     """
     if half not in HALVES:
-        raise BioragError(f"--half must be one of {', '.join(HALVES)}, not {half!r}")
+        raise BioragError(f"half must be one of {', '.join(HALVES)}, not {half!r}", param="half")
     mid = len(units) // 2
     if half == "first":
         return list(units[:mid])
@@ -82,7 +82,7 @@ def take_half(units: Sequence[Any], half: str) -> list[Any]:
 
 def _check_source(path: Path) -> None:
     if not path.exists():
-        raise BioragError(f"--from {path}: no such file or folder")
+        raise BioragError(f"{path}: no such file or folder", param="from")
 
 
 def _read_qa_dataset(
@@ -110,7 +110,7 @@ def _read_qa_dataset(
             if exp_file.is_dir():
                 exp_file = exp_file / "dev.json"
             if not exp_file.is_file():
-                raise BioragError(f"--explanations {exp_file}: no such file")
+                raise BioragError(f"{exp_file}: no such file", param="explanations")
             raw = read_explanations(exp_file)
             # MIRAGE ids are "<subset>/<qid>"; MedMCQA's explanations are keyed by the qid
             exp = {it.id: raw.get(it.id) or raw.get(it.id.rsplit("/", 1)[-1], "") for it in items}
@@ -132,7 +132,7 @@ def _str(value: Any) -> str:
 
 def _read_jsonl(path: Path, *, half: str, limit: int | None, use_explanation: bool) -> Sources:
     if path.is_dir():
-        raise BioragError(f"--from {path} is a folder: --format jsonl reads one .jsonl file")
+        raise BioragError(f"{path} is a folder: format jsonl reads one .jsonl file", param="from")
     src = Sources()
     units: list[tuple[int, Any]] = []
     try:
@@ -189,7 +189,7 @@ def _read_jsonl(path: Path, *, half: str, limit: int | None, use_explanation: bo
     if units and not (src.given or src.pairs) and src.skipped:
         first = src.skipped[0]
         raise InputFormatError(
-            f"{path}: no usable record (first: {first.where}: {first.reason}); --format jsonl "
+            f"{path}: no usable record (first: {first.where}: {first.reason}); format jsonl "
             'expects {"subject", "predicate", "object"} or {"question", "answer"} per line'
         )
     return src
@@ -200,7 +200,9 @@ def _text_files(path: Path) -> list[Path]:
         return [path]
     files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
     if not files:
-        raise BioragError(f"--from {path}: no {' or '.join(TEXT_SUFFIXES)} files in the folder")
+        raise BioragError(
+            f"{path}: no {' or '.join(TEXT_SUFFIXES)} files in the folder", param="from"
+        )
     return files
 
 
@@ -252,15 +254,17 @@ def read_sources(
 ) -> Sources:
     """Read the units of ``path`` in ``fmt`` (see the module docstring), keeping ``half``."""
     if fmt not in FORMATS:
-        raise BioragError(f"unknown --format {fmt!r}: use one of {', '.join(FORMATS)}")
+        raise BioragError(
+            f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}", param="format"
+        )
     if half not in HALVES:
-        raise BioragError(f"--half must be one of {', '.join(HALVES)}, not {half!r}")
+        raise BioragError(f"half must be one of {', '.join(HALVES)}, not {half!r}", param="half")
     if limit is not None and limit < 1:
-        raise BioragError("--limit must be at least 1")
+        raise BioragError("limit must be at least 1", param="limit")
     path = Path(path)
     _check_source(path)
     if split is not None and fmt not in ("medmcqa", "mirage"):
-        raise BioragError("--split applies to --format medmcqa and mirage")
+        raise BioragError("split applies to the formats medmcqa and mirage only", param="split")
     if fmt in ("medmcqa", "mirage"):
         return _read_qa_dataset(
             path,
@@ -272,7 +276,9 @@ def read_sources(
             explanations=Path(explanations) if explanations else None,
         )
     if explanations:
-        raise BioragError("--explanations applies to --format medmcqa and mirage")
+        raise BioragError(
+            "explanations apply to the formats medmcqa and mirage only", param="explanations"
+        )
     if fmt == "jsonl":
         return _read_jsonl(path, half=half, limit=limit, use_explanation=use_explanation)
     return _read_text(path, half=half, limit=limit)

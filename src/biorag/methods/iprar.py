@@ -175,7 +175,7 @@ def _level_corpora(abstract: Any, fulltext: Any) -> dict[str, str] | None:
     if abstract == fulltext:
         raise BioragError(
             f"iprar abstract_corpus and fulltext_corpus both name {abstract!r}; index the "
-            "abstracts and the full texts separately (--format paper-abstracts/paper-fulltexts)"
+            "abstracts and the full texts separately (formats paper-abstracts and paper-fulltexts)"
         )
     return {"abstract": abstract, "fulltext": fulltext}
 
@@ -238,8 +238,9 @@ class IPRAR(ProgressiveGeneration, QAMethod):
             if corpus not in names:
                 raise BioragError(
                     f"iprar {level}_corpus {corpus!r} is not among the indexes "
-                    f"({', '.join(map(repr, names)) or 'none'}); pass --index for it or set "
-                    "the option to one of these names (set by `biorag index build --name`)"
+                    f"({', '.join(map(repr, names)) or 'none'}); add its index or set the "
+                    "option to one of these names (an index's manifest name)",
+                    param="index",
                 )
         self._corpora_checked = True
 

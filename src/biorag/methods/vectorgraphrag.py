@@ -140,11 +140,12 @@ class VectorGraphRAG(QAMethod):
         path = self.options.get("kg") or getattr(self.rt, "kg_path", None)
         if not path:
             raise BioragError(
-                "vectorgraphrag needs a knowledge graph: pass --kg DIR (method option kg)"
+                "vectorgraphrag needs a knowledge graph directory (method option kg)",
+                param="kg",
             )
         p = Path(path)
         if not p.exists():
-            raise BioragError(f"--kg {p}: no such knowledge-graph directory")
+            raise BioragError(f"{p}: no such knowledge-graph directory", param="kg")
         return p
 
     def _setup(self) -> Any:

@@ -71,8 +71,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
     mpath = Path(path) / MANIFEST
     if not mpath.is_file():
         raise BioragError(
-            f"{path} is not a biorag index (no {MANIFEST}); build one with "
-            "`biorag index build --corpus FILE --out DIR`"
+            f"{path} is not a biorag index (no {MANIFEST}); build one from a corpus first "
+            "(biorag index build, or IndexDir.add)"
         )
     try:
         return json.loads(mpath.read_text(encoding="utf-8"))
@@ -106,7 +106,9 @@ class IndexDir:
                 and not (self.path / "corpus.sqlite").exists()
             ):
                 raise BioragError(
-                    f"{self.path} exists and is not a biorag index; choose an empty or new --out"
+                    f"{self.path} exists and is not a biorag index; choose an empty or new "
+                    "directory",
+                    param="out",
                 )
             self.chunking = chunking or ChunkingSettings()
             self.manifest = {
@@ -276,7 +278,7 @@ class IndexDir:
             if not found:
                 raise BioragError(
                     f"no document with id or source id {key!r} in {self.path}; "
-                    "`biorag index stats --index DIR --json` lists the counts"
+                    "the index's stats list its counts"
                 )
             ids.extend(found)
         report.documents_removed = self.store.remove_documents(ids)

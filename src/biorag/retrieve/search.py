@@ -176,7 +176,7 @@ class MultiSearcher:
 
     def __init__(self, searchers: list[Searcher]):
         if not searchers:
-            raise BioragError("no index given; pass --index DIR (one per corpus)")
+            raise BioragError("no index given: one index directory per corpus", param="index")
         names = [s.name for s in searchers]
         if len(set(names)) != len(names):
             raise BioragError(f"two indexes share a name ({names}); give each corpus its own name")
@@ -214,8 +214,9 @@ class MultiSearcher:
             if name not in by_name:
                 raise BioragError(
                     f"unknown corpus {name!r}; the indexes searched are named "
-                    f"{', '.join(map(repr, self.names))} (an index's name is set by "
-                    "`biorag index build --name`, default the folder name)"
+                    f"{', '.join(map(repr, self.names))} (an index's name is its manifest name: "
+                    "the folder name unless named when built)",
+                    param="index",
                 )
         return [by_name[n] for n in dict.fromkeys(corpora)]
 

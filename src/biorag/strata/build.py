@@ -104,7 +104,9 @@ def _location(out: Path, backend: Backend, uri: str | None) -> str | Path:
         return out / DB_NAME
     if backend == "neo4j":
         if not uri:
-            raise BioragError("the neo4j backend needs the server URI (--neo4j-uri bolt://...)")
+            raise BioragError(
+                "the neo4j backend needs the server URI (uri bolt://...)", param="neo4j_uri"
+            )
         return uri
     raise BioragError(f"unknown knowledge-graph backend {backend!r}: use 'sqlite' or 'neo4j'")
 
@@ -129,7 +131,7 @@ def build_strata(
     out = Path(out_dir)
     location = _location(out, backend, uri)
     if out.exists() and not out.is_dir():
-        raise BioragError(f"--out {out} is a file: pass a directory for the BioStrataKG")
+        raise BioragError(f"{out} is a file: pass a directory for the BioStrataKG", param="out")
     out.mkdir(parents=True, exist_ok=True)
     index_here = backend == "sqlite" and embedder is not None
     if index_here and (out / META).is_file():  # another embedding model: fail before storing

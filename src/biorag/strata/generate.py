@@ -109,7 +109,8 @@ def _default_out(strata: TypedGraphStore | str | Path) -> Path:
     path = getattr(strata, "path", None)
     if not isinstance(path, Path) or str(path) == ":memory:":
         raise BioragError(
-            f"{strata!r} has no directory for the BioCDQA file: pass out_path (--out)"
+            f"{strata!r} has no directory for the BioCDQA file: pass out_path",
+            param="out",
         )
     return path.parent / OUT_NAME
 

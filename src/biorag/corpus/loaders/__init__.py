@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 FORMATS: tuple[str, ...] = (*_BASE_FORMATS, *PAPER_FORMATS)
-FORMAT_HINT = "pass --format with one of: " + ", ".join(FORMATS)
+FORMAT_HINT = "choose the format, one of: " + ", ".join(FORMATS)
 _ALIASES = {
     "pubmed": "pubmed_xml",
     "xml": "pubmed_xml",
@@ -101,7 +101,9 @@ def normalize_format(fmt: str) -> str:
     name = (fmt or "auto").strip().lower().replace("-", "_")
     name = _ALIASES.get(name, name)
     if name != "auto" and name not in FORMATS:
-        raise InputFormatError(f"unknown corpus format {fmt!r}: {FORMAT_HINT} (or auto)")
+        raise InputFormatError(
+            f"unknown corpus format {fmt!r}: {FORMAT_HINT} (or auto)", param="format"
+        )
     return name
 
 
@@ -167,9 +169,9 @@ def detect_format(path: PathLike) -> str:
             if "abstract" in obj and not {"text", "contents", "content"} & set(obj):
                 raise format_error(
                     p,
-                    "a format --format auto can tell",
+                    "a format that format auto can tell",
                     "its records look like papers ('abstract', no 'text')",
-                    "pass --format paper-abstracts (one document per abstract) or "
+                    "read it as format paper-abstracts (one document per abstract) or "
                     "paper-fulltexts (one per Markdown full text)",
                 )
             if suffix in (".jsonl", ".ndjson") or {"text", "contents", "content"} & set(obj):

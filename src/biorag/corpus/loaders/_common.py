@@ -14,7 +14,7 @@ from biorag.corpus.models import LoadReport, SkippedRecord
 from biorag.errors import InputFormatError
 
 FORMATS: tuple[str, ...] = ("jsonl", "medrag", "pubmed_xml", "pubmedqa", "bioasq", "textdir")
-FORMAT_HINT = "pass --format with one of: " + ", ".join(FORMATS)
+FORMAT_HINT = "choose the format, one of: " + ", ".join(FORMATS)
 _GZIP_MAGIC = b"\x1f\x8b"
 #: Errors a truncated or corrupt gzip stream raises while reading.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -30,8 +30,10 @@ def as_paths(paths: PathLike | Iterable[PathLike]) -> list[Path]:
 
 
 def format_error(path: PathLike, expected: str, found: str, fix: str) -> InputFormatError:
-    """An :class:`InputFormatError` naming the file, what was expected, what was found, the fix."""
-    return InputFormatError(f"{path}: expected {expected}, but {found}. Fix: {fix}.")
+    """An :class:`InputFormatError` naming the file, what was expected, what was found, the fix
+    (a fix that names another format makes ``format`` the argument at fault)."""
+    param = "format" if "format" in fix else None
+    return InputFormatError(f"{path}: expected {expected}, but {found}. Fix: {fix}.", param=param)
 
 
 def require_file(path: Path, expected: str) -> None:
@@ -43,7 +45,7 @@ def require_file(path: Path, expected: str) -> None:
             path,
             expected,
             "it is a directory",
-            "pass the file itself, or --format textdir for a folder of .txt/.md files",
+            "pass the file itself, or read the folder as format textdir (its .txt/.md files)",
         )
 
 
@@ -100,9 +102,9 @@ def read_json(path: Path, expected: str) -> tuple[Any, str]:
         found = f"it is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})"
         fix = "repair the file"
         if raw.lstrip().startswith("{") and "\n{" in raw:
-            fix = "if it holds one JSON object per line, pass --format jsonl"
+            fix = "if it holds one JSON object per line, read it as format jsonl"
         elif raw.lstrip().startswith("<"):
-            fix = "if it is PubMed XML, pass --format pubmed_xml"
+            fix = "if it is PubMed XML, read it as format pubmed_xml"
         raise format_error(path, expected, found, fix) from e
 
 
@@ -148,15 +150,15 @@ def iter_json_lines(path: Path, report: LoadReport, expected: str) -> Iterator[t
                             path,
                             expected,
                             "it starts with a JSON array",
-                            "write one JSON object per line (e.g. `jq -c '.[]'`), or pass "
-                            "--format pubmedqa/bioasq if it is such a file",
+                            "write one JSON object per line (e.g. `jq -c '.[]'`), or "
+                            "read it as format pubmedqa or bioasq if it is such a file",
                         )
                     if s[0] == "<":
                         raise format_error(
                             path,
                             expected,
                             "it starts with markup (XML/HTML)",
-                            "pass --format pubmed_xml if it is PubMed XML",
+                            "read it as format pubmed_xml if it is PubMed XML",
                         )
                 try:
                     obj = json.loads(s)
@@ -184,7 +186,7 @@ def iter_json_lines(path: Path, report: LoadReport, expected: str) -> Iterator[t
             path,
             expected,
             "no line is a JSON object",
-            "if the file is one JSON document, pass --format pubmedqa or bioasq; "
+            "if the file is one JSON document, read it as format pubmedqa or bioasq; "
             "otherwise write one JSON object per line",
         )
 

@@ -56,7 +56,7 @@ def load_bioasq(
         questions = data.get("questions") if isinstance(data, dict) else None
         if not isinstance(questions, list):
             found = "it has no top-level 'questions' list"
-            raise format_error(p, EXPECTED, found, "pass the matching --format (e.g. pubmedqa)")
+            raise format_error(p, EXPECTED, found, "choose its own format (e.g. pubmedqa)")
         for qi, q in enumerate(questions):
             qid = q.get("id") if isinstance(q, dict) else None
             snippets = q.get("snippets", []) if isinstance(q, dict) else None

@@ -98,13 +98,13 @@ def _check_root(p: Path) -> None:
             else:
                 root = None
     except etree.XMLSyntaxError as e:
-        fix = "pass --format jsonl/textdir if it is not PubMed XML, or re-download it"
+        fix = "read it as format jsonl or textdir if it is not PubMed XML, or re-download it"
         raise format_error(p, EXPECTED, f"it is not well-formed XML ({e})", fix) from e
     except GZIP_ERRORS as e:
         raise format_error(p, EXPECTED, f"gzip decompression failed ({e})", "re-download it") from e
     if root not in _ROOTS:
         found = f"its root element is <{root}>" if root else "it has no XML element"
-        fix = "give a PubMed/MEDLINE XML file (e.g. pubmed25n0001.xml.gz) or the matching --format"
+        fix = "give a PubMed/MEDLINE XML file (e.g. pubmed25n0001.xml.gz) or choose its own format"
         raise format_error(p, EXPECTED, found, fix)
 
 

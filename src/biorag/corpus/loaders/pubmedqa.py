@@ -32,7 +32,7 @@ def load_pubmedqa(path: str | Path, source: str | None = None) -> LoadReport:
         isinstance(v, dict) and "CONTEXTS" in v for v in data.values()
     ):
         found = "it is a JSON " + type(data).__name__ + " without records holding CONTEXTS"
-        raise format_error(p, EXPECTED, found, "pass the matching --format (e.g. bioasq, jsonl)")
+        raise format_error(p, EXPECTED, found, "choose its own format (e.g. bioasq, jsonl)")
     src = source or "pubmedqa"
     report = LoadReport(files=[str(p)])
     for pmid, rec in data.items():

@@ -52,7 +52,7 @@ def load_textdir(path: str | Path, source: str | None = None) -> LoadReport:
     else:
         files, base = text_files(root), root
         if not files:
-            fix = "add .txt/.md files, or pass --format for the data files it holds"
+            fix = "add .txt/.md files, or choose the format of the data files it holds"
             raise format_error(root, EXPECTED, "it holds no .txt/.md files", fix)
     src = source or (root.stem if root.is_file() else root.resolve().name)
     report = LoadReport(files=[str(f) for f in files])

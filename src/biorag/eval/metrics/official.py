@@ -50,8 +50,9 @@ def check_scoring(scoring: str) -> str:
 
     if scoring not in SCORING_MODES:
         raise BioragError(
-            f"--scoring must be one of {', '.join(SCORING_MODES)}, not {scoring!r} (official: "
-            "each benchmark's own evaluator; biorag: biorag's variants, see docs/fidelity.md)"
+            f"scoring must be one of {', '.join(SCORING_MODES)}, not {scoring!r} (official: "
+            "each benchmark's own evaluator; biorag: biorag's variants, see docs/fidelity.md)",
+            param="scoring",
         )
     return scoring
 
