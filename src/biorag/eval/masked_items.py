@@ -55,10 +55,10 @@ async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict
             q, opts, ctx, mapping = await masker.mask_item(it.question, it.options, it.context)
             labels += len(set(mapping.values()))
             meta = {**it.meta, "masked_entities": len(set(mapping.values()))}
-            if not it.context:  # retrieval masks what it finds with these labels
-                meta["mask_mapping"] = mapping
-            out.append(it.model_copy(update={"question": q, "options": opts, "context": ctx,
-                                             "meta": meta}))  # fmt: skip
+            # without passages of its own, retrieval masks what it finds with these labels
+            masks = None if it.context else mapping
+            out.append(it.model_copy(update={"text": q, "options": opts, "passages": ctx,
+                                             "meta": meta, "mask_mapping": masks}))  # fmt: skip
             bar.update(1)
     finally:
         bar.close()

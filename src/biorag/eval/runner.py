@@ -302,7 +302,6 @@ async def _answer_all(
     bar: Any,
 ) -> None:
     from biorag.llm.accounting import Accounting
-    from biorag.methods.base import Question
     from biorag.methods.registry import build_method
 
     queue = iter(pending)
@@ -315,16 +314,7 @@ async def _answer_all(
         answer, error = None, None
         try:
             qa = build_method(method, rt, method_options.get(method))
-            answer = await qa.answer(
-                Question(
-                    id=item.id,
-                    text=item.question,
-                    type=_question_type(item),
-                    options=item.options,
-                    passages=list(item.context),
-                    mask_mapping=item.meta.get("mask_mapping"),
-                )
-            )
+            answer = await qa.answer(item.as_question())
         except Exception as e:  # recorded and counted, never lost; CancelledError passes
             error = f"{type(e).__name__}: {e}"
             log.debug("%s on %s failed", method, item.id, exc_info=True)

@@ -7,37 +7,12 @@ import abc
 import asyncio
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from biorag.corpus.datasets.base import Question
 from biorag.methods.runtime import Runtime
-
-
-class Question(BaseModel):
-    """A question, optionally multiple-choice (``options`` maps a letter to its text).
-
-    ``type`` is the BioASQ question type when known (``yesno``, ``factoid``, ``list``,
-    ``summary``); methods with an exact-answer step use it, the others ignore it.
-    """
-
-    id: str = "q"
-    text: str
-    type: Literal["", "yesno", "factoid", "list", "summary"] = ""
-    options: dict[str, str] = Field(default_factory=dict)
-    passages: list[str] = Field(
-        default_factory=list,
-        description="given context (e.g. PubMedQA reasoning-required): retrieval methods read "
-        "these instead of searching an index",
-    )
-    mask_mapping: dict[str, str] | None = Field(
-        default=None,
-        description="eval --mask-entities on a searched setting: the question's {form: label} "
-        "mapping (maybe empty); retrieval searches with the real names and masks what it finds",
-    )
-
-    def options_block(self) -> str:
-        return "\n".join(f"{k}. {v}" for k, v in self.options.items())
 
 
 class AnswerSentence(BaseModel):

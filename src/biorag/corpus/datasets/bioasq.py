@@ -116,11 +116,11 @@ def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     return QAItem(
         id=qid,
         dataset=NAME,
-        question=body.strip(),
+        text=body.strip(),
         options=options,
         gold=gold,
         question_type=qtype,  # type: ignore[arg-type]
-        context=list(texts) if with_snippets else [],
+        passages=list(texts) if with_snippets else [],
         gold_docs=_pmids(q.get("documents", [])),
         gold_snippets=texts,
         subset=task,

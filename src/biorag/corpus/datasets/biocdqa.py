@@ -73,7 +73,7 @@ def _item(rec: dict, index: int) -> QAItem:
     return QAItem(
         id=str(rid).strip() if rid is not None else f"{index:04d}",
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         gold=ideal.strip(),
         question_type="summary",
         gold_docs=_docs(rec["documents_pid"]),

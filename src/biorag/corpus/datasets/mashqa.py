@@ -106,10 +106,10 @@ def _item(qa: Any, para: dict, title: str, where: str, open_setting: bool) -> QA
     return QAItem(
         id=str(qid).strip() if qid not in (None, "") else where,
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         gold=gold,
         question_type="span",
-        context=[] if open_setting else (list(sents) if sents else [context] if context else []),
+        passages=[] if open_setting else (list(sents) if sents else [context] if context else []),
         gold_snippets=list(gold),
         meta=meta,
     )

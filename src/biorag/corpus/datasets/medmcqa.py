@@ -59,7 +59,7 @@ def _item(rec: dict, index: int, cop_base: int) -> QAItem:
     return QAItem(
         id=str(rid).strip() if rid not in (None, "") else f"{index:05d}",
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         options=options,
         gold=LETTERS[pos],
         question_type="multiple_choice",

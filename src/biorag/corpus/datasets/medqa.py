@@ -43,7 +43,7 @@ def _item(index: int, rec: dict) -> QAItem:
     return QAItem(
         id=f"{index:04d}",
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         options=options,
         gold=gold.strip(),
         question_type=mc_type(options),  # type: ignore[arg-type]

@@ -46,7 +46,7 @@ def _item(subset: str, qid: str, rec: Any) -> QAItem:
     return QAItem(
         id=f"{subset}/{qid}",
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         options=options,
         gold=answer.strip(),
         question_type=mc_type(options),  # type: ignore[arg-type]

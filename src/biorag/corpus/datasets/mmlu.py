@@ -78,7 +78,7 @@ def _item(row: list[str], subject: str, part: str, index: int) -> QAItem:
     return QAItem(
         id=qid,
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         options=dict(zip(LETTERS, texts, strict=True)),
         gold=answer,
         question_type="multiple_choice",

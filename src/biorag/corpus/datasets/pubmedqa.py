@@ -84,11 +84,11 @@ def _item(pmid: str, rec: Any, reasoning: bool, split: str | None) -> QAItem:
     return QAItem(
         id=pmid,
         dataset=NAME,
-        question=question.strip(),
+        text=question.strip(),
         options=dict(OPTIONS),
         gold=LETTER[meta["final_decision"]],
         question_type="yesno",
-        context=list(contexts) if reasoning else [],
+        passages=list(contexts) if reasoning else [],
         gold_docs=[pmid],
         meta=meta,
     )
