@@ -136,7 +136,7 @@ def test_retrieve_read_with_mock_llm_sees_the_evidence(tmp_path, corpus_file, ha
     )
     rt.close()
     assert ans.answer == "B"
-    assert ans.evidence and ans.evidence[0]["source_id"] == "1002"
+    assert ans.evidence and ans.evidence[0].source_id == "1002"
     assert len(ans.evidence) == 2
 
 
@@ -156,7 +156,7 @@ def test_free_text_answer_maps_citations_to_chunks(tmp_path, corpus_file, hash_e
         Question(text="What does atorvastatin do to LDL cholesterol?")
     )
     rt.close()
-    ids = [e["chunk_id"] for e in ans.evidence]
+    ids = [e.chunk_id for e in ans.evidence]
     assert [s.chunk_ids for s in ans.sentences] == [[ids[0]], [ids[0], ids[1]], []]
     assert ans.sentences[0].text == "Atorvastatin lowers LDL cholesterol ."
 
@@ -172,9 +172,7 @@ def test_retrieve_read_floor_without_llm(tmp_path, corpus_file, hash_embedder):
     rt.close()
     assert not ans.llm_used and "floor" in ans.notes[0]
     assert ans.answer == "B"
-    assert all(
-        c in {e["chunk_id"] for e in ans.evidence} for s in ans.sentences for c in s.chunk_ids
-    )
+    assert all(c in {e.chunk_id for e in ans.evidence} for s in ans.sentences for c in s.chunk_ids)
 
 
 def test_given_passages_replace_retrieval(tmp_path, hash_embedder):
@@ -187,8 +185,8 @@ def test_given_passages_replace_retrieval(tmp_path, hash_embedder):
     )
     ans = build_method("retrieve-read", rt).answer_sync(q)
     assert ans.answer == "B"
-    assert [e["corpus"] for e in ans.evidence] == ["given"]
-    assert ans.evidence[0]["chunk_id"] == "given:p9:0"
+    assert [e.corpus for e in ans.evidence] == ["given"]
+    assert ans.evidence[0].chunk_id == "given:p9:0"
 
 
 def test_regex_answer_extraction_needs_no_second_call(tmp_path):

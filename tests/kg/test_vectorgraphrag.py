@@ -60,7 +60,7 @@ async def test_answer_with_ranked_triplet_context(tmp_path, kg):
     assert "malaria" in d["search_terms"]
     assert {"term": "malaria", "entity": "Malaria", "similarity": 1.0} in d["matched_entities"]
     assert [t["object"] for t in d["triplets"]] == ["Malaria", "Artemisinin", "Plasmodium", "Lupus"]
-    assert [e["source_id"] for e in a.evidence] == ["src4", "src1", "src0", "src6"]
+    assert [e.source_id for e in a.evidence] == ["src4", "src1", "src0", "src6"]
     assert a.context.splitlines()[0] == "Chloroquine treats Malaria"
 
 

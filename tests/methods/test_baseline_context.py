@@ -83,10 +83,18 @@ def test_evidence_follows_first_use_and_ignores_unknown_chunks():
             self.chunk_id = cid
 
         def to_dict(self):
-            return {"chunk_id": self.chunk_id}
+            return {"chunk_id": self.chunk_id, "text": f"text of {self.chunk_id}"}
 
     items = [ContextItem("x", ["b", "zz"]), ContextItem("y", ["a", "b"])]
-    assert evidence_for(items, [P("a"), P("b")]) == [{"chunk_id": "b"}, {"chunk_id": "a"}]
+    got = evidence_for(items, [P("a"), P("b")])
+    assert [(e.kind, e.chunk_id, e.text) for e in got] == [
+        ("chunk", "b", "text of b"),
+        ("chunk", "a", "text of a"),
+    ]
+    assert got[0].model_dump() == {  # no triplet fields in a chunk's record
+        "kind": "chunk", "text": "text of b", "score": 0.0, "rank": 0, "source_id": "",
+        "chunk_id": "b",
+    }  # fmt: skip
 
 
 async def test_an_llm_judge_reranker_runs_on_the_event_loop(tmp_path, hash_embedder):

@@ -27,11 +27,11 @@ def check_answer(ans, cls, question, *, llm: bool) -> None:
     if not llm:
         assert "no-LLM floor" in ans.notes[0]
     for e in ans.evidence:
-        assert {"chunk_id", "doc_id", "source_id", "text"} <= set(e)
-        assert e["text"] in ans.context or ans.context.startswith(e["text"][:20])
+        assert {"chunk_id", "doc_id", "source_id", "text"} <= set(e.model_dump())
+        assert e.text in ans.context or ans.context.startswith(e.text[:20])
     d = ans.details
     assert d["context_tokens"] <= d["token_limit"]
-    assert d["context_chunk_ids"] == [e["chunk_id"] for e in ans.evidence]
+    assert d["context_chunk_ids"] == [e.chunk_id for e in ans.evidence]
 
 
 @pytest.mark.parametrize("cls", METHODS)
@@ -40,7 +40,7 @@ def test_no_llm_over_an_index(tmp_path, index, hash_embedder, cls):
     ans = cls(rt).answer_sync(QUESTION)
     check_answer(ans, cls, QUESTION, llm=False)
     store = CorpusStore(index / "corpus.sqlite")
-    ids = [e["chunk_id"] for e in ans.evidence]
+    ids = [e.chunk_id for e in ans.evidence]
     assert len(store.get_chunks(ids)) == len(ids)
     store.close()
     q = ans.details["query"]
@@ -74,7 +74,7 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, cls, llm):
     rt = make_runtime(tmp_path, hash_embedder, None, llm)
     ans = cls(rt).answer_sync(GIVEN)
     check_answer(ans, cls, GIVEN, llm=llm is not None)
-    assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
+    assert all(e.chunk_id.startswith("given:g1:") for e in ans.evidence)
     assert len(ans.evidence) == len(GIVEN.passages)
     assert "searcher" not in rt.built()
 
@@ -96,7 +96,7 @@ def test_the_context_follows_the_rerank_order(tmp_path, hash_embedder, cls):
     ans = cls(rt).answer_sync(GIVEN)
     # Passage 1 names KRX1 twice, passage 2 once, passage 0 never.
     assert ans.context == "\n\n".join(GIVEN.passages[i] for i in (1, 2, 0))
-    assert [e["chunk_id"] for e in ans.evidence] == [f"given:g1:{i}" for i in (1, 2, 0)]
+    assert [e.chunk_id for e in ans.evidence] == [f"given:g1:{i}" for i in (1, 2, 0)]
     assert rt.reranker.queries == [GIVEN.text]  # reranked against the question
     assert [r["rerank_score"] for r in ans.details["retrieved"]] == [2.0, 1.0, 0.0]
     kept = cls(rt, rerank=False).answer_sync(GIVEN)

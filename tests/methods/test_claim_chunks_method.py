@@ -23,9 +23,9 @@ def check_claims(ans, question) -> list[dict]:
     assert [c["score"] for c in d["claims"]] == sorted(
         (c["score"] for c in d["claims"]), reverse=True
     )
-    assert [e["chunk_id"] for e in ans.evidence] == list(dict.fromkeys(c["chunk_id"] for c in used))
+    assert [e.chunk_id for e in ans.evidence] == list(dict.fromkeys(c["chunk_id"] for c in used))
     for e in ans.evidence:
-        assert {"chunk_id", "doc_id", "source_id"} <= set(e)
+        assert {"chunk_id", "doc_id", "source_id"} <= set(e.model_dump())
     assert d["context_tokens"] <= d["token_limit"]
     assert ans.method == "claim" and ans.answer in question.options
     return used
@@ -59,7 +59,7 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, llm):
     rt = make_runtime(tmp_path, hash_embedder, None, llm)
     ans = ClaimChunks(rt).answer_sync(GIVEN)
     check_claims(ans, GIVEN)
-    assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
+    assert all(e.chunk_id.startswith("given:g1:") for e in ans.evidence)
     assert "searcher" not in rt.built()
 
 

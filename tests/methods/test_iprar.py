@@ -122,7 +122,7 @@ def test_relevance_loop(tmp_path, hash_embedder, many, verdicts, n_checked, n_se
     assert [v["relevant"] for v in d["relevance"]] == [v == "Yes" for v in verdicts[:n_checked]]
     assert d["final_chunks"] == d["selected"] and d["support"] == []
     assert ans.answer == "A" and ans.llm_used
-    assert [e["chunk_id"] for e in ans.evidence] == d["selected"]
+    assert [e.chunk_id for e in ans.evidence] == d["selected"]
 
 
 def test_support_scores_choose_final_chunks(tmp_path, hash_embedder, many):
@@ -168,7 +168,7 @@ def test_no_llm_over_an_index(tmp_path, hash_embedder):
     assert all("cosine" in v for v in d["relevance"])
     assert [s["chunk_id"] for s in d["support"]] == d["selected"]
     assert set(d["final_chunks"]) <= set(d["selected"])
-    assert [e["chunk_id"] for e in ans.evidence] == d["final_chunks"]
+    assert [e.chunk_id for e in ans.evidence] == d["final_chunks"]
     assert rt.accounting() == {}
     json.dumps(d)
     rt.close()
@@ -178,7 +178,7 @@ def test_dry_run_and_given_passages(tmp_path, hash_embedder):
     rt = make_runtime(tmp_path, hash_embedder, None, DRY_RUN)
     ans = IPRAR(rt).answer_sync(GIVEN)  # the dry-run model may not know the iprar stages
     assert ans.method == "iprar" and ans.details["lists"]
-    assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
+    assert all(e.chunk_id.startswith("given:g1:") for e in ans.evidence)
     assert "searcher" not in rt.built()
 
 

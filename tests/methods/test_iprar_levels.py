@@ -104,7 +104,7 @@ def test_split_levels_search_their_own_corpus(tmp_path, hash_embedder, two_index
     p1_docs = {r["doc_id"] for r in p1}
     assert len(p1_docs) == 2 and p1_docs & doc_ids["abstracts"] and p1_docs & doc_ids["fulltexts"]
     assert {r["same_doc"] for r in p1} == {len(p1)} and len(p1) > 2
-    assert {e["corpus"] for e in ans.evidence} <= {"abstracts", "fulltexts"}
+    assert {e.corpus for e in ans.evidence} <= {"abstracts", "fulltexts"}
     assert not ans.llm_used and ans.answer in QUESTION.options
     json.dumps(d)
     rt.close()

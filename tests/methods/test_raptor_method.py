@@ -39,7 +39,7 @@ def check_tree(ans) -> dict:
     )
     # Evidence: the retrieved chunks under the selected nodes.
     under = {c for s in r["selected"] for c in nodes[s["id"]]["chunk_ids"]}
-    assert {e["chunk_id"] for e in ans.evidence} == under <= retrieved
+    assert {e.chunk_id for e in ans.evidence} == under <= retrieved
     assert default_counter().count(ans.context) <= ans.details["token_limit"]
     if not umap_available():
         assert r["reduction"] in ("pca", "none")
@@ -79,7 +79,7 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, llm):
     r = check_tree(ans)
     assert ans.answer in GIVEN.options and ans.context
     assert r["layer_sizes"] == [3, 1]  # three short passages: one cluster, one root
-    assert all(e["chunk_id"].startswith("given:g1:") for e in ans.evidence)
+    assert all(e.chunk_id.startswith("given:g1:") for e in ans.evidence)
     assert "searcher" not in rt.built()
 
 

@@ -97,7 +97,7 @@ def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> li
     picked = [s.text for s in answer.sentences if " ".join(s.text.split()) in given]
     if picked:
         return picked
-    return [str(e["text"]) for e in evidence if e.get("text") and e.get("corpus") == "given"]
+    return [e.text for e in evidence if e.text and e.corpus == "given"]
 
 
 def _prediction_record(
@@ -117,9 +117,9 @@ def _prediction_record(
     evidence = list(answer.evidence) if answer is not None else []
     documents: list[str] = []
     for e in evidence:
-        if e.get("corpus") == "given":  # the question's own passages are no retrieval
+        if e.corpus == "given":  # the question's own passages are no retrieval
             continue
-        doc = str(e.get("source_id") or e.get("doc_id") or "")
+        doc = str(e.source_id or e.doc_id or "")
         if doc and doc not in documents:
             documents.append(doc)
     return {
@@ -136,7 +136,7 @@ def _prediction_record(
         "parse_failed": parse_failed,
         "context": answer.context if answer is not None else "",
         "raw_output": answer.raw_output if answer is not None else "",
-        "evidence": [str(e.get("chunk_id", "")) for e in evidence],
+        "evidence": [e.chunk_id or "" for e in evidence],
         "documents": documents,
         "notes": list(answer.notes) if answer is not None else [],
         "accounting": {k: accounting.get(k, {}) for k in ("stages", "total")},

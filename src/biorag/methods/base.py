@@ -7,9 +7,9 @@ import abc
 import asyncio
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from biorag.corpus.datasets.base import Question
 from biorag.methods.runtime import Runtime
@@ -20,6 +20,40 @@ class AnswerSentence(BaseModel):
 
     text: str
     chunk_ids: list[str] = Field(default_factory=list)
+
+
+class Evidence(BaseModel):
+    """One piece of evidence an answer rests on, in the order the method used them: a retrieved
+    chunk (``kind="chunk"``: where it is in which document of which corpus) or a knowledge-graph
+    triplet (``kind="triplet"``: VectorGraphRAG). Serialized without the other kind's fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["chunk", "triplet"] = "chunk"
+    text: str
+    score: float = 0.0
+    rank: int = 0
+    source_id: str = ""
+    chunk_id: str | None = None
+    doc_id: str | None = None
+    title: str | None = None
+    corpus: str | None = None
+    retriever: str | None = None
+    start: int | None = None
+    end: int | None = None
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def of_passage(cls, passage: Any) -> Evidence:
+        """The evidence of a retrieved :class:`~biorag.retrieve.search.Passage`."""
+        return cls.model_validate(passage.to_dict())
+
+    @model_serializer(mode="wrap")
+    def _without_empty_fields(self, handler: Any) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class Answer(BaseModel):
@@ -38,7 +72,7 @@ class Answer(BaseModel):
     parse_failed: bool = False
     raw_output: str = ""
     context: str = Field(default="", description="the context the reader was given, if any")
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
     llm_used: bool = False
     notes: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict, description="method-specific output")

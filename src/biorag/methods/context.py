@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, AnswerSentence, Question
+from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
 from biorag.methods.runtime import Runtime
 
 T = TypeVar("T")
@@ -132,16 +132,16 @@ async def hyde_retrieve(
     return query, await retrieve_passages(rt, question, query.text, k, retriever)
 
 
-def evidence_for(items: Sequence[ContextItem], passages: Sequence[Any]) -> list[dict[str, Any]]:
-    """The passages behind ``items`` as dicts, in the order the context first uses them."""
+def evidence_for(items: Sequence[ContextItem], passages: Sequence[Any]) -> list[Evidence]:
+    """The passages behind ``items``, in the order the context first uses them."""
     by_id = {p.chunk_id: p for p in passages}
     seen: set[str] = set()
-    out: list[dict[str, Any]] = []
+    out: list[Evidence] = []
     for it in items:
         for cid in it.chunk_ids:
             if cid in by_id and cid not in seen:
                 seen.add(cid)
-                out.append(by_id[cid].to_dict())
+                out.append(Evidence.of_passage(by_id[cid]))
     return out
 
 
@@ -179,7 +179,9 @@ async def answer_from_context(
         "question_id": question.id,
         "context": "\n\n".join(texts),
         "evidence": (
-            [p.to_dict() for p in passages] if all_evidence else evidence_for(items, passages)
+            [Evidence.of_passage(p) for p in passages]
+            if all_evidence
+            else evidence_for(items, passages)
         ),
         "details": dict(details or {}),
     }

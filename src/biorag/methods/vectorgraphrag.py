@@ -36,7 +36,7 @@ from biorag.llm.evidence import numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
-from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
+from biorag.methods.base import Answer, AnswerSentence, Evidence, QAMethod, Question
 
 STAGE = "kg_answer"
 TASK_MC = "Answer it by choosing the correct option."
@@ -200,8 +200,9 @@ class VectorGraphRAG(QAMethod):
         ranked = result.triplets
         texts = [t.text() for t, _ in ranked]
         evidence = [
-            {"rank": i, "subject": t.subject, "predicate": t.predicate, "object": t.object,
-             "text": t.text(), "score": s, "source_id": t.source_id, "model": t.model}
+            Evidence(kind="triplet", rank=i, subject=t.subject, predicate=t.predicate,
+                     object=t.object, text=t.text(), score=s, source_id=t.source_id or "",
+                     model=t.model)
             for i, (t, s) in enumerate(ranked, 1)
         ]  # fmt: skip
         details = {
