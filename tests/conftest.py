@@ -101,3 +101,45 @@ def cli_components(monkeypatch):
 
     monkeypatch.setattr(common, "open_runtime", open_runtime)
     return given.update
+
+
+class ReaderSpy:
+    """A dry-run model whose reader answers ``letter`` (the last option of a yes/no/maybe
+    question by default, so a method that ignores the model's answer, or falls back to the
+    first option, fails) and keeps the prompt of every reader call."""
+
+    def __init__(self, letter: str = "C") -> None:
+        self.letter = letter
+        self.prompts: list[str] = []
+
+    def __call__(self, req):
+        from biorag.llm.dry_run import dry_run_responder
+
+        if req.stage == "answer":
+            self.prompts.append(req.last_user_message())
+            if req.json_schema is not None:
+                return json.dumps({"reasoning": "the passages", "answer": self.letter})
+            return f"The passages support option {self.letter}."
+        if req.stage == "answer_extract":
+            return json.dumps({"answer": self.letter})
+        return dry_run_responder(req)
+
+    def client(self, settings):
+        """An LLM client of ``settings`` (cache, retries, accounting) over this model."""
+        from biorag.llm import build_llm
+        from biorag.llm.mock_backend import MockBackend
+
+        return build_llm(settings, backend=MockBackend(responder=self, model="reader-spy"))
+
+    def read(self, text: str) -> bool:
+        """Whether the reader prompts quoted ``text`` (whitespace aside; a context of several
+        passages, blank-line separated, passage by passage: each is a block of its own)."""
+        prompts = [" ".join(p.split()) for p in self.prompts]
+        parts = [" ".join(t.split()) for t in text.split("\n\n")]
+        parts = [t for t in parts if len(t) > 20] or [" ".join(text.split())]
+        return all(any(t in p for p in prompts) for t in parts)
+
+
+@pytest.fixture
+def reader_spy() -> ReaderSpy:
+    return ReaderSpy()

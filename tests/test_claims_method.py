@@ -89,12 +89,14 @@ def test_no_llm_pipeline_reaches_the_second_hop(tmp_path, chain_index, hash_embe
 
 
 @pytest.mark.parametrize("mode", ["faithful", "batched"])
-def test_dry_run_llm_pipeline_both_modes(tmp_path, chain_index, hash_embedder, mode):
-    llm = {"backend": "mock", "mock_script": "dry-run", "cache": False}
-    rt = runtime(tmp_path, chain_index, hash_embedder, llm)
+def test_dry_run_llm_pipeline_both_modes(tmp_path, chain_index, hash_embedder, mode, reader_spy):
+    settings = Settings.model_validate({"home": str(tmp_path / "home")})
+    rt = Runtime(settings, [chain_index], embedder=hash_embedder, llm=reader_spy.client(settings))
     ans = Claims(rt, mode=mode, denoise="drop").answer_sync(QUESTION)
     check_contract(ans, chain_index)
-    assert ans.llm_used and ans.answer == "A" and not ans.parse_failed
+    assert ans.llm_used and ans.answer == "C" and not ans.parse_failed
+    # the reader read the layerwise summaries, every one of them
+    assert ans.context and all(reader_spy.read(s["text"]) for s in ans.details["summaries"])
     stages = rt.accounting()["stages"]
     if mode == "faithful":
         assert stages["claims"]["calls"] == 3 and stages["triples"]["calls"] >= 4

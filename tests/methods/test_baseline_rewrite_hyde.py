@@ -53,11 +53,14 @@ def test_no_llm_over_an_index(tmp_path, index, hash_embedder, cls):
 
 
 @pytest.mark.parametrize("cls", METHODS)
-def test_dry_run_model_over_an_index(tmp_path, index, hash_embedder, cls):
-    rt = make_runtime(tmp_path, hash_embedder, index, DRY_RUN)
+def test_dry_run_model_over_an_index(tmp_path, index, hash_embedder, cls, reader_spy):
+    settings = make_runtime(tmp_path, hash_embedder).settings
+    rt = make_runtime(tmp_path, hash_embedder, index, client=reader_spy.client(settings))
     ans = cls(rt).answer_sync(QUESTION)
     check_answer(ans, cls, QUESTION, llm=True)
-    assert ans.answer == "A" and ans.raw_output
+    # the model's letter, read from its answer, over the context the method built
+    assert ans.answer == "C" and ans.answer_text == "maybe" and ans.raw_output
+    assert len(reader_spy.prompts) == 1 and reader_spy.read(ans.context)
     stages = rt.accounting()["stages"]
     assert stages["answer"]["calls"] == 1 and stages["answer_extract"]["calls"] == 1
     if cls is Rewrite:
@@ -103,10 +106,11 @@ def test_the_context_follows_the_rerank_order(tmp_path, hash_embedder, cls):
     assert kept.context == "\n\n".join(GIVEN.passages)
 
 
-def test_one_call_reader_and_bad_options(tmp_path, hash_embedder):
-    rt = make_runtime(tmp_path, hash_embedder, None, DRY_RUN)
+def test_one_call_reader_and_bad_options(tmp_path, hash_embedder, reader_spy):
+    settings = make_runtime(tmp_path, hash_embedder).settings
+    rt = make_runtime(tmp_path, hash_embedder, client=reader_spy.client(settings))
     ans = HyDE(rt, reader="one-call").answer_sync(GIVEN)
-    assert ans.answer == "A" and ans.llm_used
+    assert ans.answer == "C" and ans.llm_used and reader_spy.read(GIVEN.passages[1])
     assert "answer_extract" not in rt.accounting()["stages"]
     with pytest.raises(BioragError, match="unknown rewrite option"):
         Rewrite(rt, top_k=3)

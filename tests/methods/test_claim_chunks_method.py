@@ -42,11 +42,13 @@ def test_no_llm_rule_based_claims(tmp_path, index, hash_embedder):
     rt.close()
 
 
-def test_dry_run_model_batched_extraction(tmp_path, index, hash_embedder):
-    rt = make_runtime(tmp_path, hash_embedder, index, DRY_RUN)
+def test_dry_run_model_batched_extraction(tmp_path, index, hash_embedder, reader_spy):
+    settings = make_runtime(tmp_path, hash_embedder).settings
+    rt = make_runtime(tmp_path, hash_embedder, index, client=reader_spy.client(settings))
     ans = ClaimChunks(rt).answer_sync(QUESTION)
-    check_claims(ans, QUESTION)
-    assert ans.llm_used and ans.answer == "A" and not ans.parse_failed
+    used = check_claims(ans, QUESTION)
+    assert ans.llm_used and ans.answer == "C" and not ans.parse_failed
+    assert all(reader_spy.read(c["text"]) for c in used)  # the reader was given the claims
     stages = rt.accounting()["stages"]
     assert stages["claims_triples"]["calls"] == 6  # one call per retrieved chunk
     assert stages["hyde"]["calls"] == 1 and "rewrite" not in stages

@@ -59,11 +59,13 @@ def test_no_llm_over_an_index(tmp_path, index, hash_embedder):
     rt.close()
 
 
-def test_dry_run_model_summarizes_each_cluster_once(tmp_path, index, hash_embedder):
-    rt = make_runtime(tmp_path, hash_embedder, index, DRY_RUN)
+def test_dry_run_model_summarizes_each_cluster_once(tmp_path, index, hash_embedder, reader_spy):
+    settings = make_runtime(tmp_path, hash_embedder).settings
+    rt = make_runtime(tmp_path, hash_embedder, index, client=reader_spy.client(settings))
     ans = Raptor(rt, leaf_tokens=20, reduction_dim=2).answer_sync(QUESTION)
     r = check_tree(ans)
-    assert ans.llm_used and ans.answer == "A" and not ans.parse_failed
+    assert ans.llm_used and ans.answer == "C" and not ans.parse_failed
+    assert reader_spy.read(ans.context)  # the selected tree nodes were what the reader read
     stages = rt.accounting()["stages"]
     summaries = sum(1 for n in r["nodes"] if n["layer"] > 0)
     assert summaries >= 1 and stages["raptor_summary"]["calls"] == summaries
