@@ -236,33 +236,64 @@ async def arun_eval(
             bar = progress_bar(len(pending), f"eval {dataset}", unit="answer")
             await _answer_all(pending, base, shared, method_options, out / PREDICTIONS_FILE,
                               concurrency, max_consecutive_errors, summary, bar)  # fmt: skip
-        if judge_model is not None:
-            stats = await judge_answers(out, items, methods, judge_model)
-            summary.judged_now, summary.judge_failed_now = stats.judged_now, stats.failed_now
-            summary.already_judged, judge_note = stats.already_judged, stats.note
-        records = read_predictions(out / PREDICTIONS_FILE)
-        judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
-        wall_s = time.perf_counter() - started
-        metrics = run_metrics(
-            dataset, split, setting, items, records, methods, judged, wall_s=wall_s, scoring=scoring
-        )
+        scope = (dataset, split, setting, items, methods)
+        metrics = await _judge_and_score(out, scope, judge_model, judge_note, summary, started,
+                                         scoring)  # fmt: skip
         if mask_stats is not None:
             metrics["masking"] = mask_stats
         if overlap_check.kgs:
             metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
         write_json_atomic(out / METRICS_FILE, metrics)
     finally:
-        if dir_lock is not None:
-            dir_lock.release()
-        if judge_model is not None:
-            await judge_model.aclose()
-        await shared.aclose()
-        if runtime is None:
-            await base.aclose()
-        else:  # the caller's runtime stays open; its LLMs were bound to this run's loop
-            await base.aclose_llms()
+        await _release(dir_lock, judge_model, shared, base, own_runtime=runtime is None)
     summary.metrics = metrics
     return summary
+
+
+async def _release(
+    dir_lock: RunDirLock | None,
+    judge_model: JudgeModel | None,
+    shared: SharedLLM,
+    base: Runtime,
+    *,
+    own_runtime: bool,
+) -> None:
+    """Release the run directory and close the run's models; a caller's runtime stays open
+    (only its LLMs are closed: they were bound to this run's event loop)."""
+    if dir_lock is not None:
+        dir_lock.release()
+    if judge_model is not None:
+        await judge_model.aclose()
+    await shared.aclose()
+    if own_runtime:
+        await base.aclose()
+    else:
+        await base.aclose_llms()
+
+
+async def _judge_and_score(
+    out: Path,
+    scope: tuple[str, str | None, str | None, list[QAItem], list[str]],
+    judge_model: JudgeModel | None,
+    judge_note: str | None,
+    summary: EvalSummary,
+    started: float,
+    scoring: str,
+) -> dict[str, Any]:
+    """Judge the answers not judged yet (with a judge model), then score every method of the
+    run directory: its ``metrics.json`` content (``scope``: dataset, split, setting, questions,
+    methods)."""
+    dataset, split, setting, items, methods = scope
+    if judge_model is not None:
+        stats = await judge_answers(out, items, methods, judge_model)
+        summary.judged_now, summary.judge_failed_now = stats.judged_now, stats.failed_now
+        summary.already_judged, judge_note = stats.already_judged, stats.note
+    records = read_predictions(out / PREDICTIONS_FILE)
+    judged = run_judged_blocks(out, items, records, methods, judge_model, judge_note)
+    wall_s = time.perf_counter() - started
+    return run_metrics(
+        dataset, split, setting, items, records, methods, judged, wall_s=wall_s, scoring=scoring
+    )
 
 
 def _plan(

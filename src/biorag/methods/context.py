@@ -166,13 +166,6 @@ async def answer_from_context(
     over the same texts, or over ``floor_items`` when there are no items (CLAIMS without
     claims reads its chunks). ``notes`` follow the floor's note.
     """
-    from biorag.answer.floor import answer_without_llm
-    from biorag.answer.reader import (
-        read_free_text,
-        read_multiple_choice,
-        read_multiple_choice_once,
-    )
-
     texts = [it.text for it in items]
     base: dict[str, Any] = {
         "method": method,
@@ -189,24 +182,10 @@ async def answer_from_context(
     llm = rt.llm
     if llm is None:
         floor = list(items) or list(floor_items or [])
-        key_of = {f"ctx{i}": it.chunk_ids for i, it in enumerate(floor)}
-        res = await asyncio.to_thread(
-            answer_without_llm,
-            question.text,
-            question.options,
-            [(f"ctx{i}", it.text) for i, it in enumerate(floor)],
-            rt.embedder,
-        )
-        return Answer(
-            **base,
-            answer=res.answer,
-            answer_text=res.answer_text,
-            sentences=[
-                AnswerSentence(text=s, chunk_ids=key_of.get(k, [])) for s, k in res.sentences
-            ],
-            notes=[FLOOR_NOTE, *notes, res.rationale],
-        )
+        return await _floor_answer(rt, question, floor, base, notes)
     if question.options:
+        from biorag.answer.reader import read_multiple_choice, read_multiple_choice_once
+
         read = read_multiple_choice_once if reader == "one-call" else read_multiple_choice
         r = await read(
             llm, question.text, question.options, texts or [""], rt.settings.answer.extraction
@@ -220,7 +199,47 @@ async def answer_from_context(
             llm_used=True,
             notes=notes,
         )
-    r = await read_free_text(llm, question.text, texts)
+    return await _free_text_answer(llm, question, items, base, notes)
+
+
+async def _floor_answer(
+    rt: Runtime,
+    question: Question,
+    items: Sequence[ContextItem],
+    base: dict[str, Any],
+    notes: list[str],
+) -> Answer:
+    """The no-LLM floor's answer over ``items`` (in a worker thread), its sentences cited."""
+    from biorag.answer.floor import answer_without_llm
+
+    key_of = {f"ctx{i}": it.chunk_ids for i, it in enumerate(items)}
+    res = await asyncio.to_thread(
+        answer_without_llm,
+        question.text,
+        question.options,
+        [(f"ctx{i}", it.text) for i, it in enumerate(items)],
+        rt.embedder,
+    )
+    return Answer(
+        **base,
+        answer=res.answer,
+        answer_text=res.answer_text,
+        sentences=[AnswerSentence(text=s, chunk_ids=key_of.get(k, [])) for s, k in res.sentences],
+        notes=[FLOOR_NOTE, *notes, res.rationale],
+    )
+
+
+async def _free_text_answer(
+    llm: Any,
+    question: Question,
+    items: Sequence[ContextItem],
+    base: dict[str, Any],
+    notes: list[str],
+) -> Answer:
+    """The model's cited free-text answer; each sentence carries the chunks it cites."""
+    from biorag.answer.reader import read_free_text
+
+    r = await read_free_text(llm, question.text, [it.text for it in items])
     return Answer(
         **base,
         answer=r.answer,
