@@ -81,6 +81,65 @@ def summarize_components(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _load_items(
+    dataset: str,
+    data_path: str | Path,
+    split: str | None,
+    setting: str | None,
+    limit: int | None,
+    index_paths: list[Path] | None,
+) -> list[Any]:
+    """The dataset's questions; fails without any, or without evidence to retrieve from."""
+    from biorag.corpus.datasets import load_dataset
+
+    items = list(load_dataset(dataset, Path(data_path), split=split, setting=setting,
+                              limit=limit).items)  # fmt: skip
+    if not items:
+        raise BioragError(f"{dataset} at {data_path} gave no questions")
+    if any(not it.context for it in items) and not index_paths:
+        raise BioragError(
+            "claims retrieves evidence: give an index directory, or a setting with passages",
+            param="index",
+        )
+    return items
+
+
+async def _score_question(
+    it: Any, base: Any, shared: Any, judge: Any, options: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Answer one question with ``claims`` and score its run: the line for components.jsonl."""
+    from biorag.eval.components import evaluate_components
+    from biorag.eval.runner import _question_type
+    from biorag.llm.accounting import Accounting
+    from biorag.methods.base import Question
+    from biorag.methods.registry import build_method
+
+    acc = Accounting()
+    rt = base.for_question(shared.client(acc))
+    start = time.perf_counter()
+    rec: dict[str, Any] = {"question_id": it.id}
+    try:
+        qa = build_method("claims", rt, dict(options or {}))
+        q = Question(id=it.id, text=it.question, type=_question_type(it),
+                     options=it.options, passages=list(it.context))  # fmt: skip
+        await qa.answer(q)
+        judge_llm = judge.client(acc) if judge is not None else rt.llm
+        rec["metrics"] = await evaluate_components(
+            # cast: build_method("claims") makes a Claims, which records its last run
+            cast("Claims", qa).last_run,
+            None,
+            judge_llm,
+            rt.embedder,
+            rt.reranker,
+        )
+        rec["error"] = None
+    except BioragError as e:
+        rec["error"] = f"{type(e).__name__}: {e}"
+    rec["seconds"] = round(time.perf_counter() - start, 3)
+    rec["accounting"] = acc.report()["total"]
+    return rec
+
+
 async def run_components(
     settings: Any,
     dataset: str,
@@ -94,26 +153,12 @@ async def run_components(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Answer and score every question not yet in ``OUT/components.jsonl``; write the summary."""
-    from biorag.corpus.datasets import load_dataset
-    from biorag.eval.components import evaluate_components
-    from biorag.eval.runner import _question_type
-    from biorag.llm.accounting import Accounting
     from biorag.llm.shared import SharedLLM
-    from biorag.methods.base import Question
-    from biorag.methods.registry import build_method
     from biorag.methods.runtime import Runtime
     from biorag.util.progress import progress_bar
 
     out = Path(out_dir)
-    items = list(load_dataset(dataset, Path(data_path), split=split, setting=setting,
-                              limit=limit).items)  # fmt: skip
-    if not items:
-        raise BioragError(f"{dataset} at {data_path} gave no questions")
-    if any(not it.context for it in items) and not index_paths:
-        raise BioragError(
-            "claims retrieves evidence: give an index directory, or a setting with passages",
-            param="index",
-        )
+    items = _load_items(dataset, data_path, split, setting, limit, index_paths)
     out.mkdir(parents=True, exist_ok=True)
     path = out / COMPONENTS_FILE
     done = _done(path)
@@ -129,29 +174,7 @@ async def run_components(
     bar = progress_bar(len(todo), "component metrics", unit="question")
     try:
         for it in todo:
-            acc = Accounting()
-            rt = base.for_question(shared.client(acc))
-            start = time.perf_counter()
-            rec: dict[str, Any] = {"question_id": it.id}
-            try:
-                qa = build_method("claims", rt, dict(options or {}))
-                q = Question(id=it.id, text=it.question, type=_question_type(it),
-                             options=it.options, passages=list(it.context))  # fmt: skip
-                await qa.answer(q)
-                judge_llm = judge.client(acc) if judge is not None else rt.llm
-                rec["metrics"] = await evaluate_components(
-                    # cast: build_method("claims") makes a Claims, which records its last run
-                    cast("Claims", qa).last_run,
-                    None,
-                    judge_llm,
-                    rt.embedder,
-                    rt.reranker,
-                )
-                rec["error"] = None
-            except BioragError as e:
-                rec["error"] = f"{type(e).__name__}: {e}"
-            rec["seconds"] = round(time.perf_counter() - start, 3)
-            rec["accounting"] = acc.report()["total"]
+            rec = await _score_question(it, base, shared, judge, options)
             with path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec) + "\n")
             if not rec["error"]:

@@ -321,36 +321,27 @@ def _pooled(scores: Sequence[Score]) -> float | None:
     return sum(s.details["yes"] for s in scores) / n if n else None
 
 
-async def evaluate_components(
-    method_run: Any,
-    question: Any,
-    llm: Any,
-    embedder: Embedder,
-    reranker: Any,
-    *,
-    summarizer: Any = None,
-    threshold: float = 0.8,
-    detector: str = "auto",
-) -> dict[str, Any]:
-    """All metrics that apply to one :class:`~biorag.methods.claims.ClaimsRun`.
-
-    Summary metrics are reported per summary set: ``claims`` (the layerwise summaries),
-    ``graph`` and ``semantic`` (the community summaries of :func:`community_comparison`);
-    faithfulness and relevancy are pooled over the claims of all summaries of a set,
-    key claim retention is averaged over the retrieved chunks. What cannot run (no LLM, no
-    graph, a judge failure) is listed under ``skipped`` with the reason.
-    """
-    run = method_run
-    q = _text(question) if question is not None else run.question.text
-    out: dict[str, Any] = {"skipped": {}}
-    ref = reference_score(run.claims, detector)
-    out["reference_score"], out["reference_detector"] = float(ref), ref.details["detector"]
+def _claims_by_chunk(run: Any) -> tuple[dict[str, str], dict[str, list[Any]]]:
+    """The run's chunk texts by chunk id, and its claims grouped by chunk id."""
     chunks = {p.chunk_id: p.text for p in run.passages}
     by_chunk: dict[str, list[Any]] = {cid: [] for cid in chunks}
     for c in run.claims:
         by_chunk.setdefault(c.chunk_id, []).append(c)
-    out["semantic_similarity"] = float(semantic_similarity(chunks, by_chunk, embedder))
-    sets = {"claims": [(s.text, list(s.claim_ids)) for s in run.summaries]}
+    return chunks, by_chunk
+
+
+async def _add_communities(
+    out: dict[str, Any],
+    sets: dict[str, list[tuple[str, list[str]]]],
+    run: Any,
+    q: str,
+    llm: Any,
+    embedder: Embedder,
+    reranker: Any,
+    summarizer: Any,
+    threshold: float,
+) -> None:
+    """Compare graph and semantic communities; add their summary sets (or say why not)."""
     if run.graph is not None and run.coi:
         if summarizer is None:
             from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
@@ -369,8 +360,15 @@ async def evaluate_components(
             ]
     else:
         out["skipped"]["community"] = "no claim graph or no claims of interest"
-    claims = run.graph.claims if run.graph is not None else {c.id: c for c in run.claims}
-    docs = {p.doc_id for p in run.passages}
+
+
+def _add_source_diversity(
+    out: dict[str, Any],
+    sets: dict[str, list[tuple[str, list[str]]]],
+    claims: Mapping[str, Any],
+    docs: set[str],
+) -> None:
+    """Source diversity of each summary set that has summaries; the empty ones are skipped."""
     out["source_diversity"] = {
         name: float(
             source_diversity(
@@ -382,10 +380,12 @@ async def evaluate_components(
     }
     for name in (n for n, items in sets.items() if not items):
         out["skipped"][f"source_diversity.{name}"] = f"no {name} summaries (no claims kept)"
-    if llm is None:
-        for k in ("key_claim_retention", "faithfulness", "relevancy"):
-            out["skipped"][k] = "needs a judge LLM (llm.backend = 'none')"
-        return out
+
+
+async def _add_retention(
+    out: dict[str, Any], llm: Any, chunks: dict[str, str], by_chunk: dict[str, list[Any]]
+) -> None:
+    """Key claim retention averaged over the chunks (a judge failure is skipped)."""
     try:
         ret = await asyncio.gather(
             *(key_claim_retention(llm, text, by_chunk[cid]) for cid, text in chunks.items())
@@ -395,6 +395,16 @@ async def evaluate_components(
         raise  # no model at all: stop, do not run on without it
     except LLMError as e:
         out["skipped"]["key_claim_retention"] = str(e)
+
+
+async def _add_faithfulness_relevancy(
+    out: dict[str, Any],
+    llm: Any,
+    sets: dict[str, list[tuple[str, list[str]]]],
+    claims: Mapping[str, Any],
+    q: str,
+) -> None:
+    """Faithfulness and relevancy pooled per summary set (a judge failure is skipped)."""
     try:
         out["faithfulness"], out["relevancy"] = {}, {}
         for name, items in sets.items():
@@ -427,4 +437,43 @@ async def evaluate_components(
         for k in ("faithfulness", "relevancy"):
             out.pop(k)
             out["skipped"][k] = str(e)
+
+
+async def evaluate_components(
+    method_run: Any,
+    question: Any,
+    llm: Any,
+    embedder: Embedder,
+    reranker: Any,
+    *,
+    summarizer: Any = None,
+    threshold: float = 0.8,
+    detector: str = "auto",
+) -> dict[str, Any]:
+    """All metrics that apply to one :class:`~biorag.methods.claims.ClaimsRun`.
+
+    Summary metrics are reported per summary set: ``claims`` (the layerwise summaries),
+    ``graph`` and ``semantic`` (the community summaries of :func:`community_comparison`);
+    faithfulness and relevancy are pooled over the claims of all summaries of a set,
+    key claim retention is averaged over the retrieved chunks. What cannot run (no LLM, no
+    graph, a judge failure) is listed under ``skipped`` with the reason.
+    """
+    run = method_run
+    q = _text(question) if question is not None else run.question.text
+    out: dict[str, Any] = {"skipped": {}}
+    ref = reference_score(run.claims, detector)
+    out["reference_score"], out["reference_detector"] = float(ref), ref.details["detector"]
+    chunks, by_chunk = _claims_by_chunk(run)
+    out["semantic_similarity"] = float(semantic_similarity(chunks, by_chunk, embedder))
+    sets = {"claims": [(s.text, list(s.claim_ids)) for s in run.summaries]}
+    await _add_communities(out, sets, run, q, llm, embedder, reranker, summarizer, threshold)
+    claims = run.graph.claims if run.graph is not None else {c.id: c for c in run.claims}
+    docs = {p.doc_id for p in run.passages}
+    _add_source_diversity(out, sets, claims, docs)
+    if llm is None:
+        for k in ("key_claim_retention", "faithfulness", "relevancy"):
+            out["skipped"][k] = "needs a judge LLM (llm.backend = 'none')"
+        return out
+    await _add_retention(out, llm, chunks, by_chunk)
+    await _add_faithfulness_relevancy(out, llm, sets, claims, q)
     return out

@@ -235,11 +235,8 @@ def write_chart(path: Path, columns: list[Column], methods: list[str]) -> str | 
     return None
 
 
-def render_report(runs: list[Run], chart_note: str | None, chart_name: str | None) -> str:
-    methods = _all_methods(runs)
-    columns = [c for r in runs for c in accuracy_columns(r)]
-    lines = ["# Evaluation report", ""]
-    # the runs
+def _runs_section(runs: list[Run]) -> list[str]:
+    """The table of the runs: directory, dataset, split, setting, questions, LLM, indexes."""
     rows = []
     for r in runs:
         models = r.config.get("models") or {}
@@ -255,8 +252,12 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
                 idx,
             ]
         )
-    lines += _table(["run", "dataset", "split", "setting", "questions", "LLM", "indexes"], rows)
-    lines += ["", "## Accuracy", ""]
+    return _table(["run", "dataset", "split", "setting", "questions", "LLM", "indexes"], rows)
+
+
+def _accuracy_section(runs: list[Run], columns: list[Column], methods: list[str]) -> list[str]:
+    """The ``## Accuracy`` section: the main table and how it was scored."""
+    lines = ["", "## Accuracy", ""]
     if columns:
         lines += _table(
             ["Approach", *[c.label for c in columns]],
@@ -276,8 +277,12 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
         ]
     else:
         lines.append("(no metrics)")
-    # answers
-    lines += ["", "## Answers", ""]
+    return lines
+
+
+def _answers_section(runs: list[Run]) -> list[str]:
+    """The ``## Answers`` section: answered, unparseable, failed and missing per method."""
+    lines = ["", "## Answers", ""]
     rows = []
     for r in runs:
         for m, e in r.methods.items():
@@ -294,7 +299,12 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
     lines += _table(
         ["Approach", "dataset", "n", "answered", "unparseable", "errors", "missing"], rows
     )
-    # score_dataset's numbers
+    return lines
+
+
+def _dataset_metrics_section(runs: list[Run]) -> list[str]:
+    """The ``## Dataset metrics`` section (score_dataset's numbers), empty when there are none."""
+    lines: list[str] = []
     score_rows = []
     for r in runs:
         for m, e in r.methods.items():
@@ -309,11 +319,29 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
     if score_rows:
         lines += ["", "## Dataset metrics", ""]
         lines += _table(["Approach", "dataset", "metrics"], score_rows)
+    return lines
+
+
+def _run_notes(runs: list[Run]) -> list[str]:
+    """The runs' notes (and their knowledge-graph overlap notes)."""
+    lines: list[str] = []
     for r in runs:
         if r.metrics.get("note"):
             lines += ["", f"note ({r.label}): {r.metrics['note']}"]
         if (r.metrics.get("kg_overlap") or {}).get("note"):
             lines += ["", f"note ({r.label}): {r.metrics['kg_overlap']['note']}"]
+    return lines
+
+
+def render_report(runs: list[Run], chart_note: str | None, chart_name: str | None) -> str:
+    methods = _all_methods(runs)
+    columns = [c for r in runs for c in accuracy_columns(r)]
+    lines = ["# Evaluation report", ""]
+    lines += _runs_section(runs)
+    lines += _accuracy_section(runs, columns, methods)
+    lines += _answers_section(runs)
+    lines += _dataset_metrics_section(runs)
+    lines += _run_notes(runs)
     lines += judged_section(runs, method_label)
     lines += accounting_section(runs, method_label)
     lines += ["", "## Chart", ""]

@@ -156,51 +156,24 @@ def _yield(stage: str, rep: Any, unit: str) -> StageYield:
     )
 
 
-def build_kg(
-    source: str | Path,
-    fmt: str,
-    out: str | Path,
-    *,
-    embedder: Any,
-    llm: Any | None = None,
-    batch_size: int = 1,
-    use_explanation: bool = True,
-    half: str = "all",
-    split: str | None = None,
-    limit: int | None = None,
-    explanations: str | Path | None = None,
-    progress: Progress = _quiet,
-) -> BuildReport:
-    """Read, extract, store, index entities, write the review CSV and ``build.json``."""
-    if batch_size < 1:
-        raise BioragError("batch_size must be at least 1", param="batch_size")
-    out = Path(out)
+def _check_out(out: Path, embedder: Any) -> None:
+    """Fail early when ``out`` is a file or its entity index uses another embedding model."""
     if out.exists() and not out.is_dir():
         raise BioragError(f"{out} is a file: pass a directory for the knowledge graph", param="out")
     if (out / META).is_file():  # another embedding model: fail before anything is stored
         EntityIndex.open(out, embedder)
-    seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
-    src = read_sources(
-        source,
-        fmt,
-        half=half,
-        split=split,
-        limit=limit,
-        use_explanation=use_explanation,
-        explanations=explanations,
-    )
-    seconds["read"] = time.perf_counter() - t0
-    report = BuildReport(
-        kg=str(out),
-        source=str(source),
-        format=fmt,
-        half=half,
-        extractor=RULE_MODEL if llm is None else f"llm:{llm.model}",
-        units=src.units,
-        units_kept=src.kept,
-        dropped=list(src.skipped),
-    )
+
+
+def _extract_located(
+    src: Sources,
+    report: BuildReport,
+    llm: Any | None,
+    batch_size: int,
+    use_explanation: bool,
+    progress: Progress,
+    seconds: dict[str, float],
+) -> list[tuple[str, Triplet]]:
+    """Extract the triplets, record yields and drops in ``report``; triplets with their place."""
     n_units = len(src.pairs) + len(src.texts)
     if n_units:
         progress(
@@ -218,13 +191,18 @@ def build_kg(
         report.dropped.append(Dropped(src.where.get(sid, sid), why, sid))
     located = [*src.given, *((src.where.get(t.source_id, t.source_id), t) for t in extracted)]
     report.extracted = len(located)
-    out.mkdir(parents=True, exist_ok=True)
-    record_provenance(  # before storing: no triplet is ever in the graph without its source
-        out,
-        src.pairs,
-        [*(t.source_id for _, t in src.given), *(sid for sid, _ in src.texts)],
-        {"source": str(source), "format": fmt, "half": half, "split": split, "limit": limit},
-    )
+    return located
+
+
+def _store_located(
+    out: Path,
+    located: list[tuple[str, Triplet]],
+    report: BuildReport,
+    embedder: Any,
+    progress: Progress,
+    seconds: dict[str, float],
+) -> Path:
+    """Store the triplets, embed new entities and write the review CSV; the CSV's path."""
     store = open_store(out)
     try:
         t0 = time.perf_counter()
@@ -247,6 +225,13 @@ def build_kg(
         report.entities_total = store.count_entities()
     finally:
         store.close()
+    return csv_path
+
+
+def _write_build_record(
+    out: Path, report: BuildReport, embedder: Any, csv_path: Path, seconds: dict[str, float]
+) -> None:
+    """Fill in the report's files and timings and write it to ``build.json``."""
     report.files = {
         "store": str(out / FILENAME),
         "entity_index": str(out / META),
@@ -259,4 +244,58 @@ def build_kg(
     record["built_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     record["embed_model"] = str(getattr(embedder, "model_id", ""))
     write_json_atomic(out / BUILD_FILE, record)
+
+
+def build_kg(
+    source: str | Path,
+    fmt: str,
+    out: str | Path,
+    *,
+    embedder: Any,
+    llm: Any | None = None,
+    batch_size: int = 1,
+    use_explanation: bool = True,
+    half: str = "all",
+    split: str | None = None,
+    limit: int | None = None,
+    explanations: str | Path | None = None,
+    progress: Progress = _quiet,
+) -> BuildReport:
+    """Read, extract, store, index entities, write the review CSV and ``build.json``."""
+    if batch_size < 1:
+        raise BioragError("batch_size must be at least 1", param="batch_size")
+    out = Path(out)
+    _check_out(out, embedder)
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    src = read_sources(
+        source,
+        fmt,
+        half=half,
+        split=split,
+        limit=limit,
+        use_explanation=use_explanation,
+        explanations=explanations,
+    )
+    seconds["read"] = time.perf_counter() - t0
+    report = BuildReport(
+        kg=str(out),
+        source=str(source),
+        format=fmt,
+        half=half,
+        extractor=RULE_MODEL if llm is None else f"llm:{llm.model}",
+        units=src.units,
+        units_kept=src.kept,
+        dropped=list(src.skipped),
+    )
+    located = _extract_located(src, report, llm, batch_size, use_explanation, progress, seconds)
+    out.mkdir(parents=True, exist_ok=True)
+    record_provenance(  # before storing: no triplet is ever in the graph without its source
+        out,
+        src.pairs,
+        [*(t.source_id for _, t in src.given), *(sid for sid, _ in src.texts)],
+        {"source": str(source), "format": fmt, "half": half, "split": split, "limit": limit},
+    )
+    csv_path = _store_located(out, located, report, embedder, progress, seconds)
+    _write_build_record(out, report, embedder, csv_path, seconds)
     return report

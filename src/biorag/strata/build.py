@@ -188,69 +188,110 @@ def _build(
     for p in papers:  # every input paper first, so a citation never makes it a stub
         store.upsert_node("Paper", str(p["pid"]), str(p.get("title") or p["pid"]))
     for p in papers:
-        pid = str(p["pid"])
-        title, abstract = str(p.get("title") or ""), str(p.get("abstract") or "")
-        keywords = [str(k) for k in p.get("keywords") or []]
-        attrs = {"title": title, "year": p.get("year"), "keywords": keywords}
-        paper = store.upsert_node("Paper", pid, title or pid, None, attrs)
-        triplets, doc = None, None
-        models[pid] = RULE_MODEL
-        if llm is not None:
-            try:
-                triplets = extract_triplets_llm(llm, title, abstract, pid)
-                models[pid] = str(llm.model)
-                doc = extract_doc_llm(llm, title, abstract, keywords, pid)
-            except LLMUnavailableError:
-                raise  # no model at all: stop, do not run on without it
-            except LLMError as e:
-                log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
-                report.llm_fallbacks += 1
-                note_fallback(llm, "strata_triplets")
-            _tally(yields, triplets, doc)
-        if triplets is None:
-            triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)
-        if doc is None:
-            doc = extract_doc_rules(title, abstract, keywords)
-        mentioned = {(m[0], m[1]) for m in matcher.find(f"{title}. {abstract}")}
-        for t in triplets:
-            s = _entity(store, normalizer, report, t.subject, t.subject_type)
-            o = _entity(store, normalizer, report, t.object, t.object_type)
-            store.add_edge(s, o, t.relation.upper(), pid)
-            store.add_edge(paper, s, "MENTIONS", pid)
-            store.add_edge(paper, o, "MENTIONS", pid)
-            report.triplets += 1
-        for surface, type_ in sorted(mentioned):
-            store.add_edge(paper, _entity(store, normalizer, report, surface, type_),
-                           "MENTIONS", pid)  # fmt: skip
-        for kind, edge, items in (
-            ("Method", "USES_METHOD", doc.methods),
-            ("Dataset", "USES_DATASET", doc.datasets),
-            ("Domain", "IN_DOMAIN", doc.domains),
-        ):
-            for item in items:
-                name = names.canonical(kind, item)
-                nid = store.upsert_node(kind, node_key(name), name)
-                store.add_edge(paper, nid, edge, pid)
-        for cited in p.get("citations") or []:
-            cited = str(cited)
-            attrs_c = {} if cited in pids else {"stub": True}
-            cid = store.upsert_node("Paper", cited, cited, None, attrs_c)
-            store.add_edge(paper, cid, "CITES", pid)
-        report.papers += 1
+        _build_paper(store, p, pids, llm, vocab, matcher, normalizer, names, report, models, yields)
     if llm is not None:
-        asked = normalizer.stats
-        yields["strata_normalize"] = StageYield(
-            "strata_normalize",
-            inputs=asked["asked"],
-            usable=asked["answered"],
-            outputs=asked["answered"],
-            fallbacks=asked["asked"] - asked["answered"],
-            unit="mentions",
-            output_unit="choices",
-        )
-        for y in yields.values():
-            warn_if_low(y, logger=log)
-        report.llm_yield = {k: y.to_dict() for k, y in yields.items()}
+        _report_yields(yields, normalizer, report)
+
+
+def _extract_paper(
+    llm: Any,
+    vocab: Vocabulary,
+    matcher: MentionMatcher | ShapeMatcher,
+    paper: tuple[str, str, str, list[str]],
+    report: BuildReport,
+    models: dict[str, str],
+    yields: dict[str, StageYield],
+) -> tuple[list[Any], Any]:
+    """One paper's entity triplets and document level: by the LLM, else by the no-LLM floor."""
+    pid, title, abstract, keywords = paper
+    triplets, doc = None, None
+    models[pid] = RULE_MODEL
+    if llm is not None:
+        try:
+            triplets = extract_triplets_llm(llm, title, abstract, pid)
+            models[pid] = str(llm.model)
+            doc = extract_doc_llm(llm, title, abstract, keywords, pid)
+        except LLMUnavailableError:
+            raise  # no model at all: stop, do not run on without it
+        except LLMError as e:
+            log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
+            report.llm_fallbacks += 1
+            note_fallback(llm, "strata_triplets")
+        _tally(yields, triplets, doc)
+    if triplets is None:
+        triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)
+    if doc is None:
+        doc = extract_doc_rules(title, abstract, keywords)
+    return triplets, doc
+
+
+def _build_paper(
+    store: TypedGraphStore,
+    p: dict[str, Any],
+    pids: set[str],
+    llm: Any,
+    vocab: Vocabulary,
+    matcher: MentionMatcher | ShapeMatcher,
+    normalizer: Normalizer,
+    names: NameMatcher,
+    report: BuildReport,
+    models: dict[str, str],
+    yields: dict[str, StageYield],
+) -> None:
+    """Write one paper: its node, entity relations, mentions, document level and citations."""
+    pid = str(p["pid"])
+    title, abstract = str(p.get("title") or ""), str(p.get("abstract") or "")
+    keywords = [str(k) for k in p.get("keywords") or []]
+    attrs = {"title": title, "year": p.get("year"), "keywords": keywords}
+    paper = store.upsert_node("Paper", pid, title or pid, None, attrs)
+    triplets, doc = _extract_paper(
+        llm, vocab, matcher, (pid, title, abstract, keywords), report, models, yields
+    )
+    mentioned = {(m[0], m[1]) for m in matcher.find(f"{title}. {abstract}")}
+    for t in triplets:
+        s = _entity(store, normalizer, report, t.subject, t.subject_type)
+        o = _entity(store, normalizer, report, t.object, t.object_type)
+        store.add_edge(s, o, t.relation.upper(), pid)
+        store.add_edge(paper, s, "MENTIONS", pid)
+        store.add_edge(paper, o, "MENTIONS", pid)
+        report.triplets += 1
+    for surface, type_ in sorted(mentioned):
+        store.add_edge(paper, _entity(store, normalizer, report, surface, type_),
+                       "MENTIONS", pid)  # fmt: skip
+    for kind, edge, items in (
+        ("Method", "USES_METHOD", doc.methods),
+        ("Dataset", "USES_DATASET", doc.datasets),
+        ("Domain", "IN_DOMAIN", doc.domains),
+    ):
+        for item in items:
+            name = names.canonical(kind, item)
+            nid = store.upsert_node(kind, node_key(name), name)
+            store.add_edge(paper, nid, edge, pid)
+    for cited in p.get("citations") or []:
+        cited = str(cited)
+        attrs_c = {} if cited in pids else {"stub": True}
+        cid = store.upsert_node("Paper", cited, cited, None, attrs_c)
+        store.add_edge(paper, cid, "CITES", pid)
+    report.papers += 1
+
+
+def _report_yields(
+    yields: dict[str, StageYield], normalizer: Normalizer, report: BuildReport
+) -> None:
+    """Add the normalization stage, warn about low-yield stages, put them in ``report``."""
+    asked = normalizer.stats
+    yields["strata_normalize"] = StageYield(
+        "strata_normalize",
+        inputs=asked["asked"],
+        usable=asked["answered"],
+        outputs=asked["answered"],
+        fallbacks=asked["asked"] - asked["answered"],
+        unit="mentions",
+        output_unit="choices",
+    )
+    for y in yields.values():
+        warn_if_low(y, logger=log)
+    report.llm_yield = {k: y.to_dict() for k, y in yields.items()}
 
 
 def _tally(yields: dict[str, StageYield], triplets: list[Any] | None, doc: Any | None) -> None:

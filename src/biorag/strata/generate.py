@@ -202,6 +202,87 @@ def _verdict(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("yes", "true")
 
 
+def _pick_groups(
+    strata: TypedGraphStore | str | Path,
+    papers: Mapping[str, Mapping[str, Any]],
+    n_questions: int,
+    max_papers: int,
+    seed: int,
+) -> list[list[str]]:
+    """The paper groups, read from the store (closed again when this module opened it)."""
+    store, owned = _open(strata)
+    try:
+        return pick_groups(store, list(papers), n_questions, max_papers, seed)
+    finally:
+        if owned:
+            store.close()
+
+
+def _generation_values(
+    group: list[str], qtype: str, papers: Mapping[str, Mapping[str, Any]]
+) -> dict[str, str]:
+    """The generation prompt's values for one group and question type."""
+    return {
+        "qtype": qtype,
+        "type_hint": TYPE_HINTS[qtype],
+        "multi": " together (the answer needs more than one paper)" if len(group) > 1 else "",
+        "papers": "\n\n".join(_paper_block(pid, papers[pid]) for pid in group),
+    }
+
+
+async def _group_pair(
+    llm: Any,
+    gen: PromptTemplate,
+    judge: PromptTemplate,
+    group: list[str],
+    qtype: str,
+    papers: Mapping[str, Mapping[str, Any]],
+    seen_q: set[str],
+    report: GenerationReport,
+) -> tuple[dict[str, Any], list[str]] | None:
+    """Generate and check one group's pair: the pair and its papers, or None (counted why)."""
+    try:
+        resp = await llm.chat_json(
+            gen.request(
+                _generation_values(group, qtype, papers),
+                stage="biocdqa_generate",
+                json_schema=GEN_SCHEMA,
+                max_tokens=budget.GENERATED_QA,
+            )
+        )
+    except LLMUnavailableError:
+        raise  # no model at all: stop, do not run on without it
+    except LLMError:
+        report.failed += 1
+        return None
+    pair = _pair(resp.parsed, qtype)
+    if pair is None or pair["question"].lower() in seen_q:
+        report.dropped_invalid += 1
+        return None
+    docs = _quoted_in(pair["source_sentences"], group, papers)
+    if not docs:
+        report.dropped_unquoted += 1
+        return None
+    sources = numbered_passages(pair["source_sentences"])
+    req: ChatRequest = judge.request(
+        {"question": pair["question"], "answer": pair["ideal_answer"], "sources": sources},
+        stage="biocdqa_ground",
+        json_schema=GROUND_SCHEMA,
+        max_tokens=budget.GROUNDED_VERDICT,
+    )
+    try:
+        verdict = await llm.chat_json(req)
+    except LLMUnavailableError:
+        raise  # no model at all: stop, do not run on without it
+    except LLMError:
+        report.failed += 1
+        return None
+    if not _verdict(verdict.parsed):
+        report.dropped_ungrounded += 1
+        return None
+    return pair, docs
+
+
 async def generate_biocdqa(
     strata: TypedGraphStore | str | Path,
     papers: Mapping[str, Mapping[str, Any]],
@@ -229,63 +310,17 @@ async def generate_biocdqa(
     report = GenerationReport(out_path=str(out), requested=n_questions)
     gen = PromptTemplate.load(PROMPTS, "generate_biocdqa")
     judge = PromptTemplate.load(PROMPTS, "generate_ground")
-    store, owned = _open(strata)
-    try:
-        groups = pick_groups(store, list(papers), n_questions, max_papers, seed)
-    finally:
-        if owned:
-            store.close()
+    groups = _pick_groups(strata, papers, n_questions, max_papers, seed)
     rng = random.Random(seed + 1)
     records: list[dict[str, Any]] = []
     seen_q: set[str] = set()
     for group in groups:
         report.groups += 1
         qtype = rng.choice(MULTI_TYPES if len(group) > 1 else SINGLE_TYPES)
-        values = {
-            "qtype": qtype,
-            "type_hint": TYPE_HINTS[qtype],
-            "multi": " together (the answer needs more than one paper)" if len(group) > 1 else "",
-            "papers": "\n\n".join(_paper_block(pid, papers[pid]) for pid in group),
-        }
-        try:
-            resp = await llm.chat_json(
-                gen.request(
-                    values,
-                    stage="biocdqa_generate",
-                    json_schema=GEN_SCHEMA,
-                    max_tokens=budget.GENERATED_QA,
-                )
-            )
-        except LLMUnavailableError:
-            raise  # no model at all: stop, do not run on without it
-        except LLMError:
-            report.failed += 1
+        kept = await _group_pair(llm, gen, judge, group, qtype, papers, seen_q, report)
+        if kept is None:
             continue
-        pair = _pair(resp.parsed, qtype)
-        if pair is None or pair["question"].lower() in seen_q:
-            report.dropped_invalid += 1
-            continue
-        docs = _quoted_in(pair["source_sentences"], group, papers)
-        if not docs:
-            report.dropped_unquoted += 1
-            continue
-        sources = numbered_passages(pair["source_sentences"])
-        req: ChatRequest = judge.request(
-            {"question": pair["question"], "answer": pair["ideal_answer"], "sources": sources},
-            stage="biocdqa_ground",
-            json_schema=GROUND_SCHEMA,
-            max_tokens=budget.GROUNDED_VERDICT,
-        )
-        try:
-            verdict = await llm.chat_json(req)
-        except LLMUnavailableError:
-            raise  # no model at all: stop, do not run on without it
-        except LLMError:
-            report.failed += 1
-            continue
-        if not _verdict(verdict.parsed):
-            report.dropped_ungrounded += 1
-            continue
+        pair, docs = kept
         seen_q.add(pair["question"].lower())
         records.append({"id": f"g{len(records):04d}", **pair, "documents_pid": docs})
         report.by_type[pair["type"]] = report.by_type.get(pair["type"], 0) + 1

@@ -157,6 +157,114 @@ def _score_choice(
     return out
 
 
+def _split(pairs: list[tuple[QAItem, Any]]) -> tuple[list[QAItem], list[Any]]:
+    """The items and the entries of a list of (item, entry) pairs."""
+    return [it for it, _ in pairs], [e for _, e in pairs]
+
+
+def _counts(dataset: str, items: list[QAItem], entries: list[Any], scoring: str) -> dict[str, Any]:
+    """The report's head: dataset, item count, answered/unparseable/missing counts, scoring."""
+    return {
+        "dataset": dataset,
+        "n": len(items),
+        "answered": sum(
+            1 for e in entries if e is not None and not e.get("parse_failed") and _has_answer(e)
+        ),
+        "unparseable": sum(1 for e in entries if e is not None and e.get("parse_failed")),
+        "missing": sum(1 for e in entries if e is None),
+        "scoring": scoring,
+    }
+
+
+def _choice_pairs(
+    items: list[QAItem], entries: list[Any], pairs: list[tuple[QAItem, Any]], family: str
+) -> tuple[list[QAItem], list[Any]]:
+    """The items (and entries) scored as choice questions for the dataset family."""
+    # Choice questions: everything in PubMedQA; elsewhere multiple choice, and yes/no(/maybe)
+    # questions with options (MIRAGE) except in BioASQ, whose yes/no has its own measures.
+    if family == "pubmedqa":
+        return items, entries
+    return _split(
+        [
+            (it, e)
+            for it, e in pairs
+            if it.question_type == "multiple_choice"
+            or (it.question_type == "yesno" and it.options and family != "bioasq")
+        ]
+    )
+
+
+def _score_typed(
+    items: list[QAItem], pairs: list[tuple[QAItem, Any]], family: str, official: bool
+) -> dict[str, Any]:
+    """The yes/no, factoid, list, summary and sentence blocks (not used for PubMedQA)."""
+    out: dict[str, Any] = {}
+
+    def of(*types: str) -> tuple[list[QAItem], list[Any]]:
+        return _split([(it, e) for it, e in pairs if it.question_type in types])
+
+    if family == "mashqa":
+        sp_items, sp_entries = items, [e for _, e in pairs]
+    else:
+        sp_items, sp_entries = of("span")
+    yn_items, yn_entries = _split(
+        [
+            (it, e)
+            for it, e in pairs
+            if it.question_type == "yesno" and (family == "bioasq" or not it.options)
+        ]
+    )
+    if yn_items:
+        out["yesno"] = yesno_measures(
+            [_label(it.gold, it.options) for it in yn_items],
+            [_label(_value(e), it.options) for it, e in zip(yn_items, yn_entries, strict=True)],
+            official=official,
+        )
+    q_items, q_entries = of("factoid")
+    if q_items:  # official: every submitted candidate, its first synonym, a string one
+        out["factoid"] = factoid_measures(
+            [it.gold for it in q_items],
+            [_value(e) for e in q_entries],
+            k=MAX_FACTOID,
+            official=official,
+        )
+    q_items, q_entries = of("list")
+    if q_items:
+        out["list"] = list_measures(
+            [it.gold for it in q_items], [_value(e) for e in q_entries], official=official
+        )
+    summ = sum(1 for it in items if it.question_type in ("summary", "free"))
+    if summ and family in ("bioasq", "generic"):
+        out["summary"] = {"n": summ}
+    if sp_items:
+        out["sentences"] = sentence_measures(
+            [_gold_sentences(it) for it in sp_items], [_pred_sentences(e) for e in sp_entries]
+        )
+    return out
+
+
+def _score_documents(
+    pairs: list[tuple[QAItem, Any]], entries: list[Any], family: str, official: bool
+) -> dict[str, Any] | None:
+    """The document block, or ``None`` when there are no gold documents or none are wanted."""
+    with_docs = [(it, e) for it, e in pairs if it.gold_docs]
+    wants_docs = family in ("bioasq", "biocdqa") or any(
+        e is not None and "documents" in e for e in entries
+    )
+    if not (with_docs and wants_docs):
+        return None
+    golds = [it.gold_docs for it, _ in with_docs]
+    # Retrieval is scored even when the answer failed to parse.
+    preds = [(e or {}).get("documents") or [] for _, e in with_docs]
+    if family == "bioasq":  # official: every submitted id counts, each once
+        return (
+            document_measures(golds, preds, max_docs=None)
+            if official
+            else document_measures(golds, preds)
+        )
+    return mean_document_prf(golds, preds)
+
+
 def score_dataset(
     dataset: str,
     items: Sequence[QAItem],
@@ -178,89 +286,15 @@ def score_dataset(
     mirage = "mirage" in dataset.lower()
     items = list(items)
     entries = [_entry(predictions, it.id) for it in items]
-    out: dict[str, Any] = {
-        "dataset": dataset,
-        "n": len(items),
-        "answered": sum(
-            1 for e in entries if e is not None and not e.get("parse_failed") and _has_answer(e)
-        ),
-        "unparseable": sum(1 for e in entries if e is not None and e.get("parse_failed")),
-        "missing": sum(1 for e in entries if e is None),
-        "scoring": scoring,
-    }
+    out = _counts(dataset, items, entries, scoring)
     pairs = list(zip(items, entries, strict=True))
 
-    def of(*types: str) -> tuple[list[QAItem], list[Any]]:
-        sel = [(it, e) for it, e in pairs if it.question_type in types]
-        return [it for it, _ in sel], [e for _, e in sel]
-
-    # Choice questions: everything in PubMedQA; elsewhere multiple choice, and yes/no(/maybe)
-    # questions with options (MIRAGE) except in BioASQ, whose yes/no has its own measures.
-    if family == "pubmedqa":
-        mc_items, mc_entries = items, entries
-    else:
-        sel = [
-            (it, e)
-            for it, e in pairs
-            if it.question_type == "multiple_choice"
-            or (it.question_type == "yesno" and it.options and family != "bioasq")
-        ]
-        mc_items, mc_entries = [it for it, _ in sel], [e for _, e in sel]
+    mc_items, mc_entries = _choice_pairs(items, entries, pairs, family)
     if mc_items:
         out.update(_score_choice(mc_items, mc_entries, family, scoring, mirage))
-
-    if family == "mashqa":
-        sp_items, sp_entries = items, entries
-    else:
-        sp_items, sp_entries = of("span")
     if family != "pubmedqa":
-        yn = [
-            (it, e)
-            for it, e in pairs
-            if it.question_type == "yesno" and (family == "bioasq" or not it.options)
-        ]
-        yn_items, yn_entries = [it for it, _ in yn], [e for _, e in yn]
-        if yn_items:
-            out["yesno"] = yesno_measures(
-                [_label(it.gold, it.options) for it in yn_items],
-                [_label(_value(e), it.options) for it, e in zip(yn_items, yn_entries, strict=True)],
-                official=official,
-            )
-        q_items, q_entries = of("factoid")
-        if q_items:  # official: every submitted candidate, its first synonym, a string one
-            out["factoid"] = factoid_measures(
-                [it.gold for it in q_items],
-                [_value(e) for e in q_entries],
-                k=MAX_FACTOID,
-                official=official,
-            )
-        q_items, q_entries = of("list")
-        if q_items:
-            out["list"] = list_measures(
-                [it.gold for it in q_items], [_value(e) for e in q_entries], official=official
-            )
-        summ = sum(1 for it in items if it.question_type in ("summary", "free"))
-        if summ and family in ("bioasq", "generic"):
-            out["summary"] = {"n": summ}
-        if sp_items:
-            out["sentences"] = sentence_measures(
-                [_gold_sentences(it) for it in sp_items], [_pred_sentences(e) for e in sp_entries]
-            )
-
-    with_docs = [(it, e) for it, e in pairs if it.gold_docs]
-    wants_docs = family in ("bioasq", "biocdqa") or any(
-        e is not None and "documents" in e for e in entries
-    )
-    if with_docs and wants_docs:
-        golds = [it.gold_docs for it, _ in with_docs]
-        # Retrieval is scored even when the answer failed to parse.
-        preds = [(e or {}).get("documents") or [] for _, e in with_docs]
-        if family == "bioasq":  # official: every submitted id counts, each once
-            out["documents"] = (
-                document_measures(golds, preds, max_docs=None)
-                if official
-                else document_measures(golds, preds)
-            )
-        else:
-            out["documents"] = mean_document_prf(golds, preds)
+        out.update(_score_typed(items, pairs, family, official))
+    documents = _score_documents(pairs, entries, family, official)
+    if documents is not None:
+        out["documents"] = documents
     return out
