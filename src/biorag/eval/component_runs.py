@@ -25,7 +25,10 @@ from biorag.errors import BioragError
 from biorag.util.files import write_json_atomic
 
 if TYPE_CHECKING:
+    from biorag.corpus.datasets.base import QAItem
+    from biorag.llm.shared import SharedLLM
     from biorag.methods.claims import Claims
+    from biorag.methods.runtime import Runtime
 
 __all__ = ["COMPONENTS_FILE", "SUMMARY_FILE", "run_components", "summarize_components"]
 
@@ -105,13 +108,15 @@ def _load_items(
 
 
 async def _score_question(
-    it: Any, base: Any, shared: Any, judge: Any, options: dict[str, Any] | None
+    it: QAItem,
+    base: Runtime,
+    shared: SharedLLM,
+    judge: SharedLLM | None,
+    options: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """Answer one question with ``claims`` and score its run: the line for components.jsonl."""
     from biorag.eval.components import evaluate_components
-    from biorag.eval.runner import _question_type
     from biorag.llm.accounting import Accounting
-    from biorag.methods.base import Question
     from biorag.methods.registry import build_method
 
     acc = Accounting()
@@ -120,9 +125,7 @@ async def _score_question(
     rec: dict[str, Any] = {"question_id": it.id}
     try:
         qa = build_method("claims", rt, dict(options or {}))
-        q = Question(id=it.id, text=it.question, type=_question_type(it),
-                     options=it.options, passages=list(it.context))  # fmt: skip
-        await qa.answer(q)
+        await qa.answer(it.as_question())
         judge_llm = judge.client(acc) if judge is not None else rt.llm
         rec["metrics"] = await evaluate_components(
             # cast: build_method("claims") makes a Claims, which records its last run

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from biorag.config import Settings
 from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
@@ -143,12 +143,6 @@ def _prediction_record(
         "seconds": round(seconds, 4),
         "error": error,
     }
-
-
-def _question_type(item: QAItem) -> Literal["", "yesno", "factoid", "list", "summary"]:
-    """The item's type as a :class:`Question` knows it (``""`` for multiple choice, spans...)."""
-    qt = item.question_type
-    return qt if qt in ("yesno", "factoid", "list", "summary") else ""
 
 
 # -- the run -----------------------------------------------------------------------------------
