@@ -79,6 +79,75 @@ def _unique(found: list[str]) -> tuple[bool, str | None]:
     return bool(found), (found[0] if len(distinct) == 1 else None)
 
 
+def _explicit_statements(
+    text: str, cls: str, letter: str, texts: Mapping[str, str]
+) -> list[tuple[int, str]]:
+    """Tier 3: (position, letter) of every explicit answer statement in ``text``."""
+    keyword = (
+        r"(?:\banswer\b|\b(?:correct|right|best)\s+(?:option|choice|letter|response)\b)"
+        r"[\*_]*\s*(?:(?:is|would\s+be|should\s+be|will\s+be|=)\b\s*)?[:\-=]?\s*"
+        r"(?:(?:option|choice|letter)\s*)?"
+    )
+    statements: list[tuple[int, str]] = []
+    for m in re.finditer(keyword + _PRE + letter, text, flags=re.IGNORECASE):
+        if _letter_ok(text, m):
+            statements.append((m.start(), m.group("l")))
+    reverse = (
+        r"(?:\b(?:option|choice)\s+)?[\(\*\[]*(?<![\w'\-])"
+        rf"(?P<l>{cls})[\)\*\]\.]*\s+(?:is|would\s+be)\s+"
+        r"(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate))\b"
+    )
+    for m in re.finditer(reverse, text):
+        if m.group("l").isupper() or _letter_ok(text, m):
+            statements.append((m.start(), m.group("l")))
+    if texts:
+        alts = "|".join(re.escape(v) for v in sorted(texts.values(), key=len, reverse=True))
+        for m in re.finditer(keyword + _PRE + rf"(?P<t>{alts})(?!\w)", text, flags=re.IGNORECASE):
+            said = m.group("t").casefold()
+            key = next((k for k, v in texts.items() if v.casefold() == said), None)
+            if key is not None:
+                statements.append((m.start(), key))
+    return statements
+
+
+def _weak_cues(text: str, cls: str, valid: list[str]) -> tuple[bool, str | None]:
+    """Tiers 4-6: (a cue found, its one letter if unambiguous) for the first cue kind found."""
+    cues = (
+        rf"\*\*\s*\(?(?P<l>{cls})(?:\)|\.|:|\*\*|\s*\*\*)",
+        rf"(?m)^[ \t>\*\-]*\(?(?P<l>{cls})[\.\):](?!\w)",
+        rf"\((?P<l>{cls})\)",
+        rf"[\"'`\u201c\u2018](?P<l>{cls})[\"'`\u201d\u2019]",
+    )
+    for pattern in cues:
+        found = [
+            c
+            for m in re.finditer(pattern, text)
+            if _letter_ok(text, m) and (c := _canonical(m.group("l"), valid)) is not None
+        ]
+        seen, one = _unique(found)
+        if seen:
+            return seen, one
+    return False, None
+
+
+def _option_text_hit(text: str, texts: Mapping[str, str], valid: list[str]) -> str | None:
+    """Tier 7: the letter of the one option text found in ``text``, else ``None``."""
+    low = text.casefold()
+    hits = [
+        k
+        for k, v in texts.items()
+        if len(v) >= 4 and re.search(rf"(?<!\w){re.escape(v.casefold())}(?!\w)", low)
+    ]
+    hits = [
+        k
+        for k in hits
+        if not any(o != k and texts[k].casefold() in texts[o].casefold() for o in hits)
+    ]
+    if len(hits) == 1:
+        return _canonical(hits[0], valid)
+    return None
+
+
 def extract_letter_regex(
     text: str | None,
     letters: Sequence[str] | str = "ABCD",
@@ -108,65 +177,18 @@ def extract_letter_regex(
         return _canonical(js[-1], valid)
 
     # 3. explicit statements, last one wins
-    keyword = (
-        r"(?:\banswer\b|\b(?:correct|right|best)\s+(?:option|choice|letter|response)\b)"
-        r"[\*_]*\s*(?:(?:is|would\s+be|should\s+be|will\s+be|=)\b\s*)?[:\-=]?\s*"
-        r"(?:(?:option|choice|letter)\s*)?"
-    )
-    statements: list[tuple[int, str]] = []
-    for m in re.finditer(keyword + _PRE + letter, text, flags=re.IGNORECASE):
-        if _letter_ok(text, m):
-            statements.append((m.start(), m.group("l")))
-    reverse = (
-        r"(?:\b(?:option|choice)\s+)?[\(\*\[]*(?<![\w'\-])"
-        rf"(?P<l>{cls})[\)\*\]\.]*\s+(?:is|would\s+be)\s+"
-        r"(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate))\b"
-    )
-    for m in re.finditer(reverse, text):
-        if m.group("l").isupper() or _letter_ok(text, m):
-            statements.append((m.start(), m.group("l")))
     texts = {k: v.strip() for k, v in (options or {}).items() if v and v.strip()}
-    if texts:
-        alts = "|".join(re.escape(v) for v in sorted(texts.values(), key=len, reverse=True))
-        for m in re.finditer(keyword + _PRE + rf"(?P<t>{alts})(?!\w)", text, flags=re.IGNORECASE):
-            said = m.group("t").casefold()
-            key = next((k for k, v in texts.items() if v.casefold() == said), None)
-            if key is not None:
-                statements.append((m.start(), key))
+    statements = _explicit_statements(text, cls, letter, texts)
     if statements:
         picked = max(statements, key=lambda s: s[0])[1]
         return _canonical(picked, valid)
 
     # 4-6. weaker cues, each must be unambiguous
-    cues = (
-        rf"\*\*\s*\(?(?P<l>{cls})(?:\)|\.|:|\*\*|\s*\*\*)",
-        rf"(?m)^[ \t>\*\-]*\(?(?P<l>{cls})[\.\):](?!\w)",
-        rf"\((?P<l>{cls})\)",
-        rf"[\"'`\u201c\u2018](?P<l>{cls})[\"'`\u201d\u2019]",
-    )
-    for pattern in cues:
-        found = [
-            c
-            for m in re.finditer(pattern, text)
-            if _letter_ok(text, m) and (c := _canonical(m.group("l"), valid)) is not None
-        ]
-        seen, one = _unique(found)
-        if seen:
-            return one
+    seen, one = _weak_cues(text, cls, valid)
+    if seen:
+        return one
 
     # 7. exactly one option text appears in the reply
     if texts:
-        low = text.casefold()
-        hits = [
-            k
-            for k, v in texts.items()
-            if len(v) >= 4 and re.search(rf"(?<!\w){re.escape(v.casefold())}(?!\w)", low)
-        ]
-        hits = [
-            k
-            for k in hits
-            if not any(o != k and texts[k].casefold() in texts[o].casefold() for o in hits)
-        ]
-        if len(hits) == 1:
-            return _canonical(hits[0], valid)
+        return _option_text_hit(text, texts, valid)
     return None

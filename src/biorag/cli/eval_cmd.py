@@ -7,11 +7,15 @@ again (another judge model, failed judge calls); ``biorag eval report`` writes t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from biorag.cli.common import STATE, emit_json, handle_errors, parse_json_option
 from biorag.errors import BioragError
+
+if TYPE_CHECKING:
+    from biorag.eval.runner import EvalSummary
 
 JUDGE_MODES = ("auto", "on", "off")
 
@@ -82,22 +86,9 @@ def run(
     """Answer every question with every method into OUT, resuming a killed run, then score it."""
     if ctx.invoked_subcommand is not None:
         return
-    if not dataset or data is None or out is None:
-        raise BioragError("biorag eval needs --dataset NAME --data PATH --methods m1,m2 --out DIR")
-    if not Path(data).exists():
-        raise BioragError(f"--data {data} does not exist")
-    if judge is not None and judge not in JUDGE_MODES:
-        raise BioragError(f"--judge must be one of {', '.join(JUDGE_MODES)}, not {judge!r}")
-    if allow_overlap and exclude_overlap:
-        raise BioragError("pass --allow-overlap or --exclude-overlap, not both")
-    names = _methods(methods)
-    mopts = parse_json_option(method_options, "--method-options") or {}
-    if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):
-        raise BioragError(
-            '--method-options must be a JSON object keyed by method, e.g. {"claims": {"mode": '
-            '"faithful"}}'
-        )
-    from biorag.eval.report import accounting_table, metrics_table, write_report
+    names, mopts = _checked_run_options(
+        dataset, data, out, judge, allow_overlap, exclude_overlap, methods, method_options
+    )
     from biorag.eval.runner import run_eval
 
     summary = run_eval(
@@ -118,6 +109,42 @@ def run(
         scoring=scoring,
         mask_entities=mask_entities,
     )
+    _report_run(summary, out, as_json)
+
+
+def _checked_run_options(
+    dataset: str | None,
+    data: Path | None,
+    out: Path | None,
+    judge: str | None,
+    allow_overlap: bool,
+    exclude_overlap: bool,
+    methods: str | None,
+    method_options: str | None,
+) -> tuple[list[str], dict[str, Any]]:
+    """Check ``biorag eval``'s options; the method names and the parsed ``--method-options``."""
+    if not dataset or data is None or out is None:
+        raise BioragError("biorag eval needs --dataset NAME --data PATH --methods m1,m2 --out DIR")
+    if not Path(data).exists():
+        raise BioragError(f"--data {data} does not exist")
+    if judge is not None and judge not in JUDGE_MODES:
+        raise BioragError(f"--judge must be one of {', '.join(JUDGE_MODES)}, not {judge!r}")
+    if allow_overlap and exclude_overlap:
+        raise BioragError("pass --allow-overlap or --exclude-overlap, not both")
+    names = _methods(methods)
+    mopts = parse_json_option(method_options, "--method-options") or {}
+    if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):
+        raise BioragError(
+            '--method-options must be a JSON object keyed by method, e.g. {"claims": {"mode": '
+            '"faithful"}}'
+        )
+    return names, mopts
+
+
+def _report_run(summary: EvalSummary, out: Path, as_json: bool) -> None:
+    """Write the run's report; print its summary (stderr) and its metrics (table or JSON)."""
+    from biorag.eval.report import accounting_table, metrics_table, write_report
+
     report = write_report(out)
     for line in summary.skips.lines():
         typer.echo(line, err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -17,6 +17,9 @@ from biorag.cli.common import (
     print_accounting,
 )
 from biorag.errors import BioragError
+
+if TYPE_CHECKING:
+    from biorag.kg.retrieval import KGResult
 
 app = typer.Typer(
     help="Build, inspect, query, review and export a VectorGraphRAG knowledge graph.",
@@ -171,15 +174,43 @@ def query(
 ) -> None:
     """Search terms, the entities they match (with similarity) and the ranked triplets."""
     from biorag.kg.build import require_kg
+
+    d = require_kg(kg)
+    opts = _query_options(options)
+    direction = _choice(direction, ("out", "both"), "--direction")
+    params: dict[str, Any] = {
+        "k": k,
+        "top_n": top_n,
+        "min_entity_sim": min_entity_sim,
+        "min_triplet_sim": min_triplet_sim,
+        "direction": direction,
+        "use_options": use_options,
+        "paper_compat": paper_compat,
+    }
+    res, seconds = _run_query(d, question, opts, params)
+    data = _query_data(question, opts, params, res, seconds)
+    if as_json:
+        emit_json(data)
+        return
+    _print_query(data, res, show, seconds)
+
+
+def _query_options(options: str | None) -> dict[str, Any]:
+    """The ``--options`` JSON object (letter -> option text), checked."""
+    opts = parse_json_option(options, "--options") or {}
+    if not isinstance(opts, dict) or not all(isinstance(v, str) for v in opts.values()):
+        raise BioragError('--options must be a JSON object of strings, e.g. {"A": "yes"}')
+    return opts
+
+
+def _run_query(
+    d: Path, question: str, opts: dict[str, Any], params: dict[str, Any]
+) -> tuple[KGResult, float]:
+    """Sync the entity index, then retrieve ``question``'s triplets: (result, seconds)."""
     from biorag.kg.entity_index import EntityIndex
     from biorag.kg.retrieval import KGRetriever
     from biorag.kg.store import open_store
 
-    d = require_kg(kg)
-    opts = parse_json_option(options, "--options") or {}
-    if not isinstance(opts, dict) or not all(isinstance(v, str) for v in opts.values()):
-        raise BioragError('--options must be a JSON object of strings, e.g. {"A": "yes"}')
-    direction = _choice(direction, ("out", "both"), "--direction")
     store = open_store(d)
     try:
         embedder = common.open_runtime().embedder  # an embedder holds nothing to close
@@ -191,31 +222,30 @@ def query(
             store,
             index,
             embedder,
-            k=k,
-            min_entity_sim=min_entity_sim,
-            min_triplet_sim=min_triplet_sim,
-            top_n=top_n,
-            use_options=use_options,
-            paper_compat=paper_compat,
-            direction=direction,  # type: ignore[arg-type]
+            k=params["k"],
+            min_entity_sim=params["min_entity_sim"],
+            min_triplet_sim=params["min_triplet_sim"],
+            top_n=params["top_n"],
+            use_options=params["use_options"],
+            paper_compat=params["paper_compat"],
+            direction=params["direction"],
         )
         start = time.perf_counter()
         res = retriever.retrieve(question, list(opts.values()))
         seconds = time.perf_counter() - start
     finally:
         store.close()
-    data: dict[str, Any] = {
+    return res, seconds
+
+
+def _query_data(
+    question: str, opts: dict[str, Any], params: dict[str, Any], res: KGResult, seconds: float
+) -> dict[str, Any]:
+    """The query's JSON report: the question, parameters, terms, matches and ranked triplets."""
+    return {
         "question": question,
         "options": opts,
-        "params": {
-            "k": k,
-            "top_n": top_n,
-            "min_entity_sim": min_entity_sim,
-            "min_triplet_sim": min_triplet_sim,
-            "direction": direction,
-            "use_options": use_options,
-            "paper_compat": paper_compat,
-        },
+        "params": params,
         "search_terms": res.terms,
         "matched_entities": [
             {"term": t, "entity": e, "similarity": round(s, 4)} for t, e, s in res.matched_entities
@@ -234,9 +264,10 @@ def query(
         ],
         "seconds": round(seconds, 4),
     }
-    if as_json:
-        emit_json(data)
-        return
+
+
+def _print_query(data: dict[str, Any], res: KGResult, show: int, seconds: float) -> None:
+    """The query's text output: terms, matched entities, the top ``show`` triplets, the time."""
     typer.echo(f"search terms ({len(res.terms)}): {', '.join(res.terms)}")
     typer.echo(f"matched entities ({len(res.matched_entities)}):")
     for m in data["matched_entities"]:

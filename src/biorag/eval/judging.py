@@ -178,6 +178,41 @@ def _pending(
     return pending, already
 
 
+def _judgment(
+    method: str,
+    item: QAItem,
+    text: str,
+    judge: JudgeModel,
+    prompt: str,
+    got: judge_score.JudgeScore,
+    report: dict[str, Any],
+    start: float,
+) -> dict[str, Any]:
+    """The ``judgments.jsonl`` line of one judged answer (``got``: the judge's score)."""
+    return {
+        "method": method,
+        "question_id": item.id,
+        "answer_sha256": answer_sha256(text),
+        "judge_model": judge.model_id,
+        "judge_prompt": prompt,
+        "score": got.score,
+        "reason": got.reason,
+        "raw": got.raw,
+        "accounting": {k: report.get(k, {}) for k in ("stages", "total")},
+        "seconds": round(time.perf_counter() - start, 4),
+        "judged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _stopped_note(consecutive: int, last: str) -> str:
+    """The note of a judging pass stopped after ``consecutive`` failed calls in a row."""
+    return (
+        f"judging stopped after {consecutive} failed judge calls in a row (last: "
+        f"{last}); the answers not judged count as unscored and are judged on the "
+        "next run"
+    )
+
+
 async def judge_answers(
     out_dir: str | Path,
     items: list[QAItem],
@@ -227,22 +262,7 @@ async def judge_answers(
                 bar.update(1)
                 continue
             state["consecutive"] = 0
-            report = acc.report()
-            writer.append(
-                {
-                    "method": method,
-                    "question_id": item.id,
-                    "answer_sha256": answer_sha256(text),
-                    "judge_model": judge.model_id,
-                    "judge_prompt": prompt,
-                    "score": got.score,
-                    "reason": got.reason,
-                    "raw": got.raw,
-                    "accounting": {k: report.get(k, {}) for k in ("stages", "total")},
-                    "seconds": round(time.perf_counter() - start, 4),
-                    "judged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                }
-            )
+            writer.append(_judgment(method, item, text, judge, prompt, got, acc.report(), start))
             stats.judged_now += 1
             bar.update(1)
 
@@ -252,11 +272,7 @@ async def judge_answers(
     finally:
         bar.close()
     if state["stop"]:
-        stats.note = (
-            f"judging stopped after {state['consecutive']} failed judge calls in a row (last: "
-            f"{state['last']}); the answers not judged count as unscored and are judged on the "
-            "next run"
-        )
+        stats.note = _stopped_note(state["consecutive"], state["last"])
         log.warning("%s", stats.note)
     return stats
 

@@ -316,6 +316,54 @@ def _split_oversized(
     return out
 
 
+async def _layer_clusters(
+    current: list[TreeNode],
+    kwargs: dict[str, Any],
+    counter: TokenCounter,
+    cluster_max_tokens: int | None,
+) -> tuple[list[list[int]], str]:
+    """The clusters of a layer's nodes (oversized ones split), and the reduction used."""
+    x = _node_vectors(current)
+    clusters, used = await asyncio.to_thread(cluster_vectors, x, **kwargs)
+    sizes = counter.count_many([n.text for n in current])
+    clusters = [
+        part for c in clusters for part in _split_oversized(c, x, sizes, cluster_max_tokens, kwargs)
+    ]
+    return clusters, used
+
+
+async def _add_summary_layer(
+    tree: RaptorTree,
+    depth: int,
+    current: list[TreeNode],
+    clusters: list[list[int]],
+    summarizer: ClusterSummarizer,
+    embedder: Any,
+    cluster_max_tokens: int | None,
+    counter: TokenCounter,
+) -> None:
+    """Summarize and embed each cluster of ``current``; add the summaries as layer ``depth``."""
+    from biorag.summarize.base import take_within_budget
+
+    inputs = [[current[i].text for i in c] for c in clusters]
+    if cluster_max_tokens is not None:
+        inputs = [take_within_budget(t, cluster_max_tokens, counter) or t[:1] for t in inputs]
+    summaries = await asyncio.gather(*(summarizer.summarize(t) for t in inputs))
+    sum_vecs = _normalize(await asyncio.to_thread(embedder.embed, list(summaries)))
+    for j, (c, text, v) in enumerate(zip(clusters, summaries, sum_vecs, strict=True)):
+        chunk_ids = list(dict.fromkeys(cid for i in c for cid in current[i].chunk_ids))
+        tree.add(
+            TreeNode(
+                id=f"s{depth}.{j}",
+                layer=depth,
+                text=text,
+                children=[current[i].id for i in c],
+                chunk_ids=chunk_ids,
+                vector=v,
+            )
+        )
+
+
 async def build_tree(
     leaves: Sequence[tuple[str, str, list[str]]],
     embedder: Any,
@@ -338,8 +386,6 @@ async def build_tree(
     ``vectors`` (one row per leaf) replaces embedding the leaves; summaries are always embedded
     with ``embedder``. Summary node ids are ``s<layer>.<i>``.
     """
-    from biorag.summarize.base import take_within_budget
-
     counter = counter or default_counter()
     tree = RaptorTree(summarizer=getattr(summarizer, "name", type(summarizer).__name__))
     if not leaves:
@@ -367,35 +413,14 @@ async def build_tree(
         if len(current) <= 1:
             tree.stop_reason = "one node"
             break
-        x = _node_vectors(current)
-        clusters, used = await asyncio.to_thread(cluster_vectors, x, **kwargs)
+        clusters, used = await _layer_clusters(current, kwargs, counter, cluster_max_tokens)
         reductions.append(used)
-        sizes = counter.count_many([n.text for n in current])
-        clusters = [
-            part
-            for c in clusters
-            for part in _split_oversized(c, x, sizes, cluster_max_tokens, kwargs)
-        ]
         if len(clusters) >= len(current):
             tree.stop_reason = "clustering no longer reduces the layer"
             break
-        inputs = [[current[i].text for i in c] for c in clusters]
-        if cluster_max_tokens is not None:
-            inputs = [take_within_budget(t, cluster_max_tokens, counter) or t[:1] for t in inputs]
-        summaries = await asyncio.gather(*(summarizer.summarize(t) for t in inputs))
-        sum_vecs = _normalize(await asyncio.to_thread(embedder.embed, list(summaries)))
-        for j, (c, text, v) in enumerate(zip(clusters, summaries, sum_vecs, strict=True)):
-            chunk_ids = list(dict.fromkeys(cid for i in c for cid in current[i].chunk_ids))
-            tree.add(
-                TreeNode(
-                    id=f"s{depth}.{j}",
-                    layer=depth,
-                    text=text,
-                    children=[current[i].id for i in c],
-                    chunk_ids=chunk_ids,
-                    vector=v,
-                )
-            )
+        await _add_summary_layer(
+            tree, depth, current, clusters, summarizer, embedder, cluster_max_tokens, counter
+        )
         if len(clusters) == 1:
             tree.stop_reason = "one cluster"
             break
