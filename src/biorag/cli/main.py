@@ -1,4 +1,4 @@
-"""The ``biorag`` command: index, retrieve, ask, demo, config."""
+"""The ``biorag`` command: index, retrieve, ask, demo, config, eval, kg, strata, serve."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from biorag.cli import (
     index_cmd,
     kg_cmd,
     retrieve_cmd,
+    serve_cmd,
     strata_cmd,
 )
 from biorag.cli.common import STATE
@@ -33,6 +34,7 @@ app.command(name="demo")(demo_cmd.demo)
 app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(kg_cmd.app, name="kg")
 app.add_typer(strata_cmd.app, name="strata")
+app.command(name="serve")(serve_cmd.serve)
 
 
 @app.callback()

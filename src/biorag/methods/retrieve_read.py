@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from biorag.errors import BioragError
 from biorag.methods.base import Answer, QAMethod, Question, retrieve_passages
-from biorag.methods.context import ContextItem, answer_from_context
+from biorag.methods.context import ContextItem, answer_from_context, merge_options
 
 
 class RetrieveRead(QAMethod):
@@ -14,8 +15,11 @@ class RetrieveRead(QAMethod):
 
     async def answer(self, question: Question) -> Answer:
         settings = self.rt.settings.retrieval
-        k = int(self.options.get("k", settings.k))
-        retriever = str(self.options.get("retriever", settings.retriever))
+        opts = merge_options(self.name, self.options, {"k": settings.k, "retriever": None})
+        k = opts["k"]
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise BioragError(f"{self.name} option k must be a positive integer, not {k!r}")
+        retriever = str(opts["retriever"] or settings.retriever)
         query = question.text
         if question.options:
             query += " " + " ".join(question.options.values())

@@ -1,0 +1,92 @@
+"""``biorag serve``: the HTTP API and the page over one or more indexes."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from biorag.cli.common import STATE, handle_errors
+from biorag.errors import BioragError
+
+
+@handle_errors
+def serve(
+    index: list[Path] = typer.Option([], "--index", help="index directory (repeat per corpus)"),
+    kg: Path = typer.Option(None, "--kg", help="knowledge-graph directory for vectorgraphrag"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on"),
+    port: int = typer.Option(8000, "--port", help="port to listen on"),
+    api_keys_file: Path = typer.Option(
+        None, "--api-keys-file", help="file of API keys, one per line (or BIORAG_SERVER_API_KEYS)"
+    ),
+    max_concurrent_asks: int = typer.Option(
+        8, "--max-concurrent-asks", help="asks answered at once; one more gets 503 Retry-After"
+    ),
+    method: str = typer.Option("retrieve-read", "--method", help="the default method"),
+) -> None:
+    """Serve the API (OpenAPI at /docs) and the page (/) on HOST:PORT."""
+    try:
+        import uvicorn
+
+        from biorag.serve.app import ServerConfig, create_app
+    except ImportError as e:
+        raise BioragError(
+            f"biorag serve needs the server extra ({e.name} is missing): "
+            "pip install 'biorag[server]'"
+        ) from None
+    from biorag.methods.registry import METHODS
+    from biorag.retrieve.index import read_manifest
+    from biorag.serve.auth import check_exposure, load_keys
+
+    keys = load_keys(api_keys_file)
+    check_exposure(host, keys)
+    if max_concurrent_asks < 1:
+        raise BioragError("--max-concurrent-asks must be at least 1")
+    if method not in METHODS:
+        raise BioragError(f"unknown method {method!r}; choose one of {', '.join(sorted(METHODS))}")
+    for p in index:
+        read_manifest(p)  # a missing or foreign directory fails here, not on the first ask
+    config = ServerConfig(
+        index_paths=list(index),
+        kg=kg,
+        api_keys=keys,
+        max_concurrent_asks=max_concurrent_asks,
+        default_method=method,
+    )
+    app = create_app(STATE.settings(), config)
+    level = "info" if STATE.verbose else "warning"
+    server = _graceful_server(uvicorn.Config(app, host=host, port=port, log_level=level))
+    typer.echo(f"biorag serving on http://{host}:{port}/ (API docs at /docs)", err=True)
+    server.run()
+    typer.echo("biorag serve stopped", err=True)
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopped gracefully by Ctrl-C or SIGTERM (asks in flight finish,
+        the runtime closes) and then exiting quietly, not re-raising the signal."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in _SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _graceful_server(config: Any) -> Any:
+    """A uvicorn server of ``config`` that stops gracefully on Ctrl-C or SIGTERM."""
+    return _server_class()(config)

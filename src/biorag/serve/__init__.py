@@ -1,0 +1,2 @@
+"""The HTTP service and its page (``biorag serve``; needs the ``server`` extra: FastAPI,
+uvicorn)."""

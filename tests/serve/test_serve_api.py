@@ -1,0 +1,148 @@
+"""The HTTP API against the app in process (httpx over ASGI): answers with their evidence,
+keys, limits, and JSON errors for bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi")
+
+from biorag.config import Settings
+from biorag.corpus.loaders import load_corpus
+from biorag.methods.runtime import Runtime
+from biorag.retrieve.index import IndexDir
+from biorag.serve.app import ServerConfig, create_app
+
+JSON = {"content-type": "application/json"}
+DOCS = [
+    {"id": "1001", "text": "Vitamin D supplementation did not reduce fracture risk in adults."},
+    {"id": "1002", "text": "Atorvastatin lowers LDL cholesterol and cardiovascular events."},
+    {"id": "1003", "text": "<script>alert('x')</script> Metformin lowers blood glucose."},
+]
+
+
+@pytest.fixture
+def index(tmp_path, hash_embedder):
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    idx = IndexDir(tmp_path / "idx", hash_embedder, name="toy")
+    idx.add(load_corpus(path))
+    idx.close()
+    return tmp_path / "idx"
+
+
+def client_for(tmp_path, hash_embedder, index, **config) -> httpx.AsyncClient:
+    settings = Settings(home=str(tmp_path / "home"))
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    app = create_app(settings, ServerConfig(index_paths=[index], **config), runtime=rt)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+
+
+async def test_ask_returns_a_cited_answer_with_its_evidence(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        r = await c.post("/v1/ask", json={"question": "Does vitamin D reduce fracture risk?",
+                                          "options": {"A": "yes", "B": "no"}})  # fmt: skip
+        assert r.status_code == 200, r.text
+        ans = r.json()
+        assert ans["answer"] in {"A", "B"} and ans["evidence"]
+        assert ans["evidence"][0]["kind"] == "chunk" and ans["evidence"][0]["source_id"] == "1001"
+        cited = {c for s in ans["sentences"] for c in s["chunk_ids"]}
+        assert cited and cited <= {e["chunk_id"] for e in ans["evidence"]}
+        assert ans["accounting"]["wall_s"] > 0
+        doc = (await c.get("/v1/documents/1001")).json()
+        assert doc["source_id"] == "1001" and doc["corpus"] == "toy" and "Vitamin D" in doc["text"]
+        hits = (await c.post("/v1/retrieve", json={"query": "LDL cholesterol", "k": 2})).json()
+        assert hits["passages"][0]["source_id"] == "1002"
+        assert (await c.get("/ready")).json() == {"ready": True, "indexes": ["toy"]}
+
+
+async def test_bad_input_is_a_json_4xx_never_a_500(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index, max_body_bytes=3000) as c:
+        cases = [
+            (await c.post("/v1/ask", content=b"{not json", headers=JSON), 422),
+            (await c.post("/v1/ask", json={"question": "   "}), 422),
+            (await c.post("/v1/ask", json={"question": "x" * 2001}), 422),
+            (await c.post("/v1/ask", json={"question": "q?", "method": "nope"}), 400),
+            (await c.post("/v1/ask", json={"question": "q?", "surprise": 1}), 422),
+            (await c.post("/v1/ask", json={"question": "q?", "method_options": {"k": "a"}}), 400),
+            (await c.post("/v1/retrieve", json={"query": "q", "k": 10_000}), 422),
+            (await c.post("/v1/ask", content=b"x" * 5000, headers=JSON), 413),
+            (await c.get("/v1/documents/nope"), 404),
+        ]  # fmt: skip
+        for r, status in cases:
+            assert r.status_code == status, (r.status_code, r.text)
+            err = r.json()["error"]
+            assert err["message"] and "Traceback" not in r.text
+        unknown = cases[3][0].json()["error"]["message"]
+        assert "unknown method 'nope'" in unknown and "retrieve-read" in unknown
+
+
+async def test_keys_guard_the_api_but_not_the_page(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index, api_keys=frozenset({"k1"})) as c:
+        assert (await c.get("/v1/methods")).status_code == 401
+        bad = await c.get("/v1/methods", headers={"Authorization": "Bearer nope"})
+        assert bad.status_code == 401 and "k1" not in bad.text
+        ok = await c.get("/v1/methods", headers={"Authorization": "Bearer k1"})
+        assert ok.status_code == 200 and "claims" in ok.json()["methods"]
+        page = await c.get("/")
+        assert page.status_code == 200 and '<form id="ask"' in page.text
+        assert (await c.get("/health")).json() == {"status": "ok"}
+
+
+async def test_a_full_server_refuses_at_once_with_retry_after(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index, max_concurrent_asks=1) as c:
+        asks = [c.post("/v1/ask", json={"question": f"Does metformin lower glucose {i}?"})
+                for i in range(6)]  # fmt: skip
+        replies = await asyncio.gather(*asks)
+    codes = sorted(r.status_code for r in replies)
+    assert codes[0] == 200 and set(codes) <= {200, 503}
+    for r in replies:
+        if r.status_code == 503:
+            assert r.headers["retry-after"] == "1" and r.json()["error"]["type"] == "busy"
+
+
+async def test_openai_chat_completions_carry_citations_and_evidence(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "retrieve-read",
+            "messages": [{"role": "system", "content": "be brief"},
+                         {"role": "user", "content": "What lowers LDL cholesterol?"}],
+        })  # fmt: skip
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["object"] == "chat.completion" and body["model"] == "biorag:retrieve-read"
+        content = body["choices"][0]["message"]["content"]
+        assert "[1]" in content and "Sources:" in content and "PMID 1002" in content
+        assert body["evidence"][0]["source_id"] == "1002"
+        streamed = await c.post("/v1/chat/completions", json={
+            "messages": [{"role": "user", "content": "q?"}], "stream": True})  # fmt: skip
+        assert streamed.status_code == 400 and "stream" in streamed.json()["error"]["message"]
+
+
+def test_the_page_renders_document_text_as_text():
+    """The page puts documents and answers into the DOM as text: no innerHTML anywhere."""
+    from importlib import resources
+
+    page = resources.files("biorag.serve").joinpath("page/index.html").read_text("utf-8")
+    script = page.split("<script>", 1)[1]
+    assert "innerHTML" not in script and "outerHTML" not in script
+    assert "insertAdjacentHTML" not in script and "document.write" not in script
+    assert script.count("textContent") >= 5
+
+
+def test_serving_beyond_loopback_needs_keys(tmp_path):
+    from biorag.errors import BioragError
+    from biorag.serve.auth import check_exposure, load_keys
+
+    check_exposure("127.0.0.1", frozenset())
+    with pytest.raises(BioragError, match="anyone on the network"):
+        check_exposure("0.0.0.0", frozenset())
+    check_exposure("0.0.0.0", frozenset({"k"}))
+    keys_file = tmp_path / "keys"
+    keys_file.write_text("# team keys\nalpha\n\n beta \n")
+    assert load_keys(keys_file, environ={"BIORAG_SERVER_API_KEYS": "gamma, ,delta"}) == {
+        "alpha", "beta", "gamma", "delta"}  # fmt: skip
