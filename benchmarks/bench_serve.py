@@ -1,0 +1,137 @@
+"""Load on ``biorag serve`` over loopback: N asks, C at a time, against a served index.
+
+Starts ``biorag serve`` as a process on the demo index (built first if missing, from the bundled
+PubMedQA sample), sends ``--asks`` POST /v1/ask requests with ``--concurrency`` in flight, and
+reports errors, latency percentiles and throughput; then checks the index still answers the
+same as before the load (its document and chunk counts, and the top hit of a probe query)::
+
+    python benchmarks/bench_serve.py --asks 200 --concurrency 16 --method claims
+
+The ask slots default to the concurrency; with ``--slots`` fewer, the server refuses the extra
+asks with 503 and the client retries each after its ``Retry-After`` (latency includes the wait).
+Results: benchmarks/results/serve_load.json; the table is in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+BIORAG = [sys.executable, "-m", "biorag.cli.main"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def demo_questions() -> list[dict]:
+    path = ROOT / "src" / "biorag" / "demo" / "data" / "questions.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+async def load(base: str, asks: int, concurrency: int, method: str) -> dict:
+    questions = demo_questions()
+    latencies: list[float] = []
+    codes: dict[int, int] = {}
+    queue = iter(range(asks))
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        for i in queue:
+            q = questions[i % len(questions)]
+            body = {"question": q["question"], "options": q["options"], "method": method}
+            start = time.perf_counter()
+            while True:  # a polite client: a 503 is retried after its Retry-After
+                r = await client.post(f"{base}/v1/ask", json=body)
+                codes[r.status_code] = codes.get(r.status_code, 0) + 1
+                if r.status_code != 503:
+                    break
+                await asyncio.sleep(float(r.headers.get("retry-after", "1")))
+            latencies.append(time.perf_counter() - start)
+
+    started = time.perf_counter()
+    async with httpx.AsyncClient(timeout=600) as client:
+        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+    wall = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "asks": asks,
+        "concurrency": concurrency,
+        "method": method,
+        "status_codes": {str(k): v for k, v in sorted(codes.items())},  # 503s were retried
+        "errors": sum(v for k, v in codes.items() if k >= 500 and k != 503),
+        "p50_s": round(statistics.median(latencies), 3),
+        "p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 3),
+        "max_s": round(latencies[-1], 3),
+        "wall_s": round(wall, 2),
+        "asks_per_s": round(asks / wall, 2),
+    }
+
+
+def probe(base: str) -> dict:
+    r = httpx.post(f"{base}/v1/retrieve", json={"query": "statins mortality", "k": 1}, timeout=60)
+    top = r.json()["passages"][0]
+    return {"top_chunk": top["chunk_id"], "ready": httpx.get(f"{base}/ready").json()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--asks", type=int, default=200)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--slots", type=int, default=None, help="ask slots (default: concurrency)")
+    ap.add_argument("--method", default="claims")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/serve_load.json")
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    env = {**os.environ, "BIORAG_HOME": str(home), "BIORAG_PROGRESS": "0"}
+    subprocess.run([*BIORAG, "demo", "--json", "--method", "closed-book"], env=env, check=True,
+                   capture_output=True, timeout=1800)  # fmt: skip
+    port = free_port()
+    slots = str(args.slots or args.concurrency)
+    cmd = [*BIORAG, "serve", "--index", str(home / "demo-index"), "--port", str(port),
+           "--max-concurrent-asks", slots]  # fmt: skip
+    log = (home / "serve.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        before = probe(base)
+        result = asyncio.run(load(base, args.asks, args.concurrency, args.method))
+        after = probe(base)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        stopped = proc.wait(timeout=120)
+        log.close()
+    result.update(
+        slots=int(slots),
+        index_unchanged=before == after,
+        clean_stop=stopped == 0,
+        command=" ".join(["python benchmarks/bench_serve.py", *sys.argv[1:]]),
+        machine=f"{os.cpu_count()} cores",
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
