@@ -162,3 +162,14 @@ def test_config_show_text_names_the_judge_model(monkeypatch, tmp_path: Path):
     monkeypatch.delenv("BIORAG_JUDGE_MODEL")
     again = load_settings(tmp_path / "shown.toml")
     assert again.judge.model == "big" and again.llm.model == "small"
+
+
+def test_masked_settings_mask_credentials_in_a_list_of_urls():
+    from biorag.config import Settings, masked_dict
+
+    s = Settings.model_validate(
+        {"llm": {"backend": "openai", "model": "m",
+                 "base_url": ["http://u:s3cret@a:1/v1", "http://b:2/v1"]}}
+    )  # fmt: skip
+    shown = masked_dict(s)["llm"]["base_url"]
+    assert "s3cret" not in str(shown) and shown[1] == "http://b:2/v1"

@@ -387,6 +387,8 @@ def masked_dict(settings: Settings) -> dict[str, Any]:
     def walk(obj: Any, key: str = "") -> Any:
         if isinstance(obj, dict):
             return {k: walk(v, k) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):  # e.g. several base_url endpoints
+            return [walk(v, key) for v in obj]
         if isinstance(obj, str):
             lowered = key.lower()
             if looks_secret(lowered) and not lowered.endswith("_env"):

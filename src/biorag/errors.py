@@ -11,8 +11,7 @@ class BioragError(Exception):
 
     The message names the input and says how to fix it, in the library's terms: ``param`` is
     the argument at fault (``format``, ``out``, ``kg``...), which the CLI names as its option
-    (``--format``); a message that tells the user to set another argument says it as
-    ``{param:name}``, which the CLI turns into that option too.
+    (``--format``).
     """
 
     def __init__(self, message: str = "", *, param: str | None = None) -> None:

@@ -146,3 +146,56 @@ def test_serving_beyond_loopback_needs_keys(tmp_path):
     keys_file.write_text("# team keys\nalpha\n\n beta \n")
     assert load_keys(keys_file, environ={"BIORAG_SERVER_API_KEYS": "gamma, ,delta"}) == {
         "alpha", "beta", "gamma", "delta"}  # fmt: skip
+
+
+async def test_requests_cannot_choose_models_servers_or_storage(tmp_path, hash_embedder, index):
+    """A request naming a model server of its own could have the server send it a key."""
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        for key, value in [
+            ("reasoning_model", {"backend": "openai", "base_url": "http://evil/v1"}),
+            ("kg", str(tmp_path)),
+            ("backend", "neo4j"),
+        ]:
+            r = await c.post("/v1/ask", json={"question": "q?", "method_options": {key: value}})
+            assert r.status_code == 422 and "server's configuration" in r.text, (key, r.text)
+        huge = await c.post("/v1/ask", json={"question": "q?", "method_options": {"k": 10**9}})
+        assert huge.status_code == 422 and "limit" in huge.text
+
+
+async def test_defaults_limits_and_failures_all_answer_in_json(tmp_path, hash_embedder, index):
+    settings = Settings.model_validate({
+        "home": str(tmp_path / "home"),
+        "llm": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                "max_retries": 0, "cache": False},
+    })  # fmt: skip
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    config = ServerConfig(index_paths=[index], default_method="closed-book", max_body_bytes=500)
+    app = create_app(settings, config, runtime=rt)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        down = await c.post("/v1/ask", json={"question": "Does X?", "options": {"A": "y"}})
+        assert down.status_code == 503 and down.headers["retry-after"] == "5"
+        assert (
+            down.json()["error"]["type"] == "model_unavailable" and "127.0.0.1:9" not in down.text
+        )
+
+        async def chunks():  # no content-length: counted as it arrives
+            yield b'{"question": "'
+            yield b"x" * 1000
+            yield b'"}'
+
+        chunked = await c.post("/v1/ask", content=chunks(), headers=JSON)
+        assert chunked.status_code == 413 and chunked.json()["error"]["type"] == "too_large"
+        long_chat = await c.post("/v1/chat/completions", content=json.dumps(
+            {"messages": [{"role": "user", "content": "q" * 400}]}), headers=JSON)  # fmt: skip
+        assert long_chat.status_code != 500
+        missing = await c.get("/v1/nowhere")
+        assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found"
+
+
+async def test_the_default_method_and_trusted_hosts(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index, default_method="closed-book") as c:
+        r = await c.post("/v1/ask", json={"question": "Does X?", "options": {"A": "y", "B": "n"}})
+        assert r.status_code == 200 and r.json()["method"] == "closed-book"
+    async with client_for(tmp_path, hash_embedder, index, allowed_hosts=["127.0.0.1"]) as c:
+        assert (await c.get("/health")).status_code == 400  # Host: t, as a rebinding page sends

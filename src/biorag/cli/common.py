@@ -101,7 +101,8 @@ def command_options(fn: Callable[..., Any]) -> dict[str, list[str]]:
     for name, p in inspect.signature(fn).parameters.items():
         info = p.default
         if isinstance(info, OptionInfo):
-            flags = [d for d in info.param_decls or () if d.startswith("--")]
+            decls = [d.split("/")[0] for d in info.param_decls or ()]  # --flag/--no-flag
+            flags = [d for d in decls if d.startswith("--")]
             names[name] = flags[:1] or ["--" + name.replace("_", "-")]
         elif isinstance(info, ArgumentInfo):
             names[name] = [name.upper()]

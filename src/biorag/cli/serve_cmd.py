@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,14 @@ def serve(
         api_keys=keys,
         max_concurrent_asks=max_concurrent_asks,
         default_method=method,
+        # without keys only this machine may ask (check_exposure), by its own names
+        allowed_hosts=None if keys else ["127.0.0.1", "localhost", "[::1]", host],
     )
     app = create_app(STATE.settings(), config)
     level = "info" if STATE.verbose else "warning"
-    server = _graceful_server(uvicorn.Config(app, host=host, port=port, log_level=level))
+    server = _graceful_server(
+        uvicorn.Config(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=30)
+    )
     typer.echo(f"biorag serving on http://{host}:{port}/ (API docs at /docs)", err=True)
     server.run()
     typer.echo("biorag serve stopped", err=True)
@@ -74,6 +79,9 @@ def _server_class() -> type:
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield  # signals reach the main thread only
+                return
             previous = {sig: signal.signal(sig, self.handle_exit) for sig in _SIGNALS}
             try:
                 yield

@@ -7,7 +7,7 @@ their keys). A method then has to answer from the evidence rather than from what
 knows about the named entities.
 
 A question without passages of its own (MMLU, MedQA, any ``open`` setting) is masked with its
-options here, and its ``{form: label}`` mapping goes with it (``meta["mask_mapping"]``): the
+options here, and its ``{form: label}`` mapping goes with it (``mask_mapping``): the
 methods that search through :func:`~biorag.methods.base.retrieve_passages` search with the real
 names and mask what they retrieve with the question's labels
 (:class:`~biorag.extract.masking.MaskScope`), as the paper masked the retrieved documents. Methods

@@ -61,6 +61,7 @@ class Runtime:
         self._accounting: Accounting | None = None if llm in (None, _UNBUILT) else llm.accounting
         self._parent: Runtime | None = None
         self._owns_llm = llm is _UNBUILT
+        self._owns_embedder = embedder is None
         self._lock = threading.RLock()  # reentrant: the reranker builds the embedder
         self._closed = False
 
@@ -103,9 +104,7 @@ class Runtime:
                 from biorag.retrieve.search import MultiSearcher, Searcher
 
                 if not self.index_paths:
-                    raise BioragError(
-                        "this method retrieves evidence, and no index directory was given"
-                    )
+                    raise BioragError("no index directory was given to search", param="index")
                 retrieval = self.settings.retrieval
                 self._searcher = MultiSearcher(
                     [Searcher(p, lambda: self.embedder, retrieval) for p in self.index_paths]
@@ -219,25 +218,39 @@ class Runtime:
             llm.close()
 
     async def aclose(self) -> None:
-        """Close what this runtime built: LLMs (on this loop), then the searcher."""
-        if not self._closed and self._parent is None:
+        """Close what this runtime built: LLMs (on this loop), then the searcher and the
+        embedder (its cache, its HTTP client)."""
+        if self._mark_closed():
             await self.aclose_llms()
-            self.reset_searcher()
-        self._closed = True
+            self._close_retrieval()
 
     def close(self) -> None:
         """Close what this runtime built, from synchronous code (the LLM variants on a loop of
         their own, in a thread when a loop is running)."""
-        if self._closed or self._parent is not None:
-            self._closed = True
+        if not self._mark_closed():
             return
         shared, llm = self._take_llms()
         if shared:
             _run_to_end(_aclose_all(shared))
         if llm is not None:
             llm.close()
+        self._close_retrieval()
+
+    def _mark_closed(self) -> bool:
+        """Refuse new use from now on; whether this call is the one that closes (a child, or a
+        runtime closed before, has nothing to close)."""
+        with self._lock:
+            first = not self._closed
+            self._closed = True
+        return first and self._parent is None
+
+    def _close_retrieval(self) -> None:
         self.reset_searcher()
-        self._closed = True
+        with self._lock:
+            embedder, self._embedder = self._embedder, None
+        closer = getattr(embedder, "close", None) if self._owns_embedder else None
+        if closer is not None:
+            closer()
 
     def __enter__(self) -> Runtime:
         return self

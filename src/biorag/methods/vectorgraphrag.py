@@ -1,7 +1,6 @@
 """VectorGraphRAG (seed 004): ranked KG triplets as the context of one LLM generation.
 
-Options: ``kg`` (the KG directory, ``DIR/kg.sqlite``; required, ``--kg``; a ``Runtime`` with a
-``kg_path`` attribute is read when the option is absent), ``backend`` (store backend, default
+Options: ``kg`` (the KG directory, ``DIR/kg.sqlite``; required), ``backend`` (store backend, default
 ``sqlite``), ``k`` (10), ``top_n`` (300), ``min_entity_sim`` (0.9), ``min_triplet_sim`` (0.1),
 ``use_options`` (true), ``direction`` (``out``), ``paper_compat`` (false).
 
@@ -137,7 +136,7 @@ class VectorGraphRAG(QAMethod):
         self._pool = _POOL
 
     def kg_dir(self) -> Path:
-        path = self.options.get("kg") or getattr(self.rt, "kg_path", None)
+        path = self.options.get("kg")
         if not path:
             raise BioragError(
                 "vectorgraphrag needs a knowledge graph directory (method option kg)",

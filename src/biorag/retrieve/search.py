@@ -245,6 +245,18 @@ class MultiSearcher:
             merged.append(row)
         return merged
 
+    def get_document(self, key: str) -> dict[str, Any] | None:
+        """The first document of the indexes with content id or source id ``key`` (its fields
+        and its corpus name), or None. Thread-safe, like :meth:`search`."""
+        with self._lock:
+            for s in self.searchers:
+                with s._reading_store():
+                    docs = s.store.get_documents(s.store.resolve_document_ids(key))
+                if docs:
+                    doc = next(iter(docs.values()))
+                    return {**doc.model_dump(exclude={"spans"}), "corpus": s.name}
+        return None
+
     def close(self) -> None:
         with self._lock:
             for s in self.searchers:

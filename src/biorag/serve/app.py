@@ -19,6 +19,7 @@ says nothing of its traceback (which goes to the log).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -31,9 +32,10 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from biorag.config import Settings, masked_dict
-from biorag.errors import BioragError
+from biorag.errors import BioragError, LLMError
 from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
@@ -53,6 +55,9 @@ class ServerConfig:
     max_concurrent_asks: int = 8
     max_body_bytes: int = 1_000_000
     default_method: str = "retrieve-read"
+    #: Host headers accepted (None: any). ``biorag serve`` on loopback without keys accepts only
+    #: loopback names, so a web page elsewhere cannot reach it by DNS rebinding.
+    allowed_hosts: list[str] | None = None
 
 
 class _Slots:
@@ -82,14 +87,25 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await shared.aclose()
-        if runtime is None:
-            await rt.aclose()
+        # Build the heavy parts now, off the loop: built on a first request, they would hold
+        # the runtime's lock while other requests wait on it.
+        await asyncio.to_thread(_warm, rt)
+        try:
+            yield
+        finally:
+            try:
+                await shared.aclose()
+            finally:
+                await (rt.aclose() if runtime is None else rt.aclose_llms())
 
     app = FastAPI(title="biorag", lifespan=lifespan, docs_url="/docs", redoc_url=None)
     app.state.runtime, app.state.config = rt, config
-    _add_error_handlers(app, config.max_body_bytes)
+    _add_error_handlers(app)
+    app.add_middleware(BodyLimit, max_body=config.max_body_bytes)
+    if config.allowed_hosts is not None:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=config.allowed_hosts)
     key = Depends(auth)
 
     @app.get("/health")
@@ -124,8 +140,6 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @app.post("/v1/retrieve", dependencies=[key])
     async def retrieve(body: RetrieveRequest) -> dict[str, Any]:
-        import asyncio
-
         retriever = body.retriever or settings.retrieval.retriever
         found = await asyncio.to_thread(
             rt.searcher.search, [body.query], body.k, retriever, body.level
@@ -134,7 +148,10 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @app.get("/v1/documents/{key_}", dependencies=[key])
     async def document(key_: str) -> dict[str, Any]:
-        return _document(rt, key_)
+        found = await asyncio.to_thread(rt.searcher.get_document, key_)
+        if found is None:
+            raise HTTPException(404, f"no document {key_!r} in the served indexes")
+        return found
 
     @app.post("/v1/chat/completions", dependencies=[key])
     async def chat(body: ChatRequest) -> dict[str, Any]:
@@ -152,49 +169,99 @@ async def _ask(
     from biorag.corpus.datasets.base import Question
     from biorag.methods.registry import build_method
 
+    method = body.method or config.default_method
     options = dict(body.method_options)
-    if body.method == "vectorgraphrag" and config.kg is not None:
-        options.setdefault("kg", str(config.kg))
-    slots.take()
+    if method == "vectorgraphrag" and config.kg is not None:
+        options["kg"] = str(config.kg)  # requests cannot name a KG (SERVER_ONLY_OPTIONS)
+    acc = Accounting()
+    child = rt.for_question(shared.client(acc))
     try:
-        acc = Accounting()
-        child = rt.for_question(shared.client(acc))
-        qa = build_method(body.method, child, options)
-        if qa.needs_index and not rt.index_paths:
-            raise BioragError(
-                f"method {body.method!r} retrieves evidence; this server has no index"
-            )
-        question = Question(text=body.question, options=body.options, type=body.type)
+        qa = build_method(method, child, options)
+    except (TypeError, ValueError) as e:  # an option of the wrong type for the method
+        raise BioragError(f"method options for {method}: {e}") from None
+    if qa.needs_index and not rt.index_paths:
+        raise BioragError(f"method {method!r} retrieves evidence; this server has no index")
+    question = Question(text=body.question, options=body.options, type=body.type)
+    slots.take()
+
+    async def answer() -> Any:
         with acc.run():
-            answer = await qa.answer(question)
-    finally:
+            return await qa.answer(question)
+
+    # The slot is freed when the work ends, not when a client gives up waiting for it.
+    task = asyncio.create_task(answer())
+
+    def done(t: asyncio.Task[Any]) -> None:
         slots.give()
-    return {**answer.model_dump(), "accounting": acc.report()}
+        if not t.cancelled() and t.exception() is not None and getattr(t, "_abandoned", False):
+            log.warning("an ask whose client left failed: %s", t.exception())
+
+    task.add_done_callback(done)
+    try:
+        result = await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task._abandoned = True  # type: ignore[attr-defined]  # its error is logged, not lost
+        raise
+    return {**result.model_dump(), "accounting": acc.report()}
 
 
-def _document(rt: Runtime, key: str) -> dict[str, Any]:
-    """A document of the served indexes by content id or source id (its text, title, corpus)."""
-    for searcher in rt.searcher.searchers:
-        ids = searcher.store.resolve_document_ids(key)
-        docs = searcher.store.get_documents(ids)
-        if docs:
-            doc = next(iter(docs.values()))
-            return {**doc.model_dump(exclude={"spans"}), "corpus": searcher.name}
-    raise HTTPException(404, f"no document {key!r} in the served indexes")
+def _warm(rt: Runtime) -> None:
+    """Build the embedder, the searcher and the reranker (the parts that load models)."""
+    _ = rt.embedder, rt.reranker
+    if rt.index_paths:
+        _ = rt.searcher
 
 
-def _add_error_handlers(app: FastAPI, max_body: int) -> None:
-    """JSON errors for every failure, and the body size limit."""
+class BodyLimit:
+    """ASGI middleware: a body over ``max_body`` bytes is refused with 413, by its declared
+    length at once or, without one (a chunked body), by reading it up to the limit first."""
+
+    def __init__(self, app: Any, max_body: int) -> None:
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None:
+            if length.isdigit() and int(length) > self.max_body:
+                await _too_large(self.max_body)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        messages, seen = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                await _too_large(self.max_body)(scope, receive, send)
+                return
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        replay = iter(messages)
+
+        async def replayed() -> Any:
+            return next(replay, None) or await receive()
+
+        await self.app(scope, replayed, send)
+
+
+def _too_large(max_body: int) -> JSONResponse:
+    body = {"error": {"type": "too_large", "message": f"the request body is over {max_body} bytes"}}
+    return JSONResponse(body, status_code=413)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """JSON errors for every failure, and a log line per request."""
 
     def error(status: int, kind: str, message: str, headers: Any = None) -> JSONResponse:
         body = {"error": {"type": kind, "message": message}}
         return JSONResponse(body, status_code=status, headers=headers)
 
     @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Any:
-        size = request.headers.get("content-length")
-        if size is not None and size.isdigit() and int(size) > max_body:
-            return error(413, "too_large", f"the request body is over {max_body} bytes")
+    async def log_request(request: Request, call_next: Any) -> Any:
         started = time.perf_counter()
         response = await call_next(request)
         log.info("%s %s %d %.3fs", request.method, request.url.path, response.status_code,
@@ -205,10 +272,17 @@ def _add_error_handlers(app: FastAPI, max_body: int) -> None:
     async def user_error(request: Request, e: BioragError) -> JSONResponse:
         return error(400, type(e).__name__, " ".join(str(e).split()))
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, e: HTTPException) -> JSONResponse:
-        kind = {401: "unauthorized", 404: "not_found", 503: "busy"}.get(e.status_code, "error")
-        return error(e.status_code, kind, str(e.detail), e.headers)
+    @app.exception_handler(LLMError)
+    async def model_down(request: Request, e: LLMError) -> JSONResponse:
+        # the model server failed: not the caller's mistake, and worth a retry
+        log.warning("%s %s: %s", request.method, request.url.path, e)
+        message = "the model server failed on this request; retry shortly"
+        return error(503, "model_unavailable", message, {"Retry-After": "5"})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 503: "busy"}
+        return error(e.status_code, kinds.get(e.status_code, "error"), str(e.detail), e.headers)
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(request: Request, e: RequestValidationError) -> JSONResponse:

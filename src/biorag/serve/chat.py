@@ -1,7 +1,7 @@
 """``POST /v1/chat/completions``: biorag as an OpenAI-compatible chat model.
 
-The last user message is the question; ``model`` names the method (``biorag`` or any other
-name: the server's default). The reply's content is the answer with numbered citations
+The last user message is the question; ``model`` names the method (any other name, such as
+``biorag``: the server's default method). The reply's content is the answer with numbered citations
 ``[n]`` and a source list; the full evidence rides along as ``evidence``. Streaming is not
 served yet: ``stream: true`` is a clear 400.
 """
@@ -47,18 +47,23 @@ async def chat_completion(
     """The OpenAI ``chat.completion`` object answering ``body`` through ``ask``."""
     if body.stream:
         raise BioragError("stream: true is not served yet; ask without streaming")
+    from pydantic import ValidationError
+
     from biorag.methods.registry import METHODS
 
-    request = AskRequest(question=_question(body))
-    if body.model in METHODS:
-        request.method = body.model
+    try:
+        request = AskRequest(
+            question=_question(body), method=body.model if body.model in METHODS else None
+        )
+    except ValidationError as e:
+        raise BioragError(f"the last user message: {e.errors()[0]['msg']}") from None
     answer = await ask(request)
     usage = (answer.get("accounting") or {}).get("total") or {}
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": f"biorag:{request.method}",
+        "model": f"biorag:{answer['method']}",
         "choices": [
             {
                 "index": 0,

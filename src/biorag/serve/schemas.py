@@ -12,6 +12,14 @@ MAX_QUESTION_CHARS = 2000
 MAX_OPTIONS = 10
 #: The most passages a retrieve request may ask for.
 MAX_K = 100
+#: Method options a request may not set: they name models, servers, storage or files, which
+#: only the server's own configuration chooses (a request naming a model server of its own
+#: could have the server send it a key).
+SERVER_ONLY_OPTIONS = frozenset(
+    {"reasoning_model", "kg", "backend", "uri", "user", "database", "password_env"}
+)
+#: The largest number a method option may take (k, top_n, token_limit...).
+MAX_OPTION_NUMBER = 10_000
 
 
 class AskRequest(BaseModel):
@@ -22,8 +30,8 @@ class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     options: dict[str, str] = Field(default_factory=dict, max_length=MAX_OPTIONS)
     type: Literal["", "yesno", "factoid", "list", "summary"] = ""
-    method: str = "retrieve-read"
-    method_options: dict[str, Any] = Field(default_factory=dict)
+    method: str | None = Field(default=None, description="default: the server's --method")
+    method_options: dict[str, Any] = Field(default_factory=dict, max_length=32)
 
     @field_validator("question")
     @classmethod
@@ -31,6 +39,21 @@ class AskRequest(BaseModel):
         if not value.strip():
             raise ValueError("the question is only whitespace")
         return value.strip()
+
+    @field_validator("method_options")
+    @classmethod
+    def _safe_method_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key, v in value.items():
+            if key in SERVER_ONLY_OPTIONS:
+                raise ValueError(f"{key} is set by the server's configuration, not by a request")
+            if isinstance(v, bool) or v is None:
+                continue
+            if isinstance(v, int | float):
+                if abs(v) > MAX_OPTION_NUMBER:
+                    raise ValueError(f"{key} = {v} is over the limit of {MAX_OPTION_NUMBER}")
+            elif not isinstance(v, str) or len(v) > 100:
+                raise ValueError(f"{key} must be a number, a flag or a short text")
+        return value
 
     @field_validator("options")
     @classmethod
