@@ -143,3 +143,21 @@ class ReaderSpy:
 @pytest.fixture
 def reader_spy() -> ReaderSpy:
     return ReaderSpy()
+
+
+@pytest.fixture
+def index_of(tmp_path, hash_embedder):
+    """``index_of(docs, name)``: an index at ``tmp_path/idx`` of ``docs`` (JSON Lines records)
+    embedded with the hash embedder."""
+    from biorag.corpus.loaders import load_corpus
+    from biorag.retrieve.index import IndexDir
+
+    def build(docs: list[dict], name: str) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+        idx = IndexDir(tmp_path / "idx", hash_embedder, name=name)
+        idx.add(load_corpus(path))
+        idx.close()
+        return tmp_path / "idx"
+
+    return build

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from biorag.config import Settings
-from biorag.corpus.loaders import load_corpus
 from biorag.corpus.store import CorpusStore
 from biorag.errors import BioragError
 from biorag.methods.base import Question
 from biorag.methods.claims import Claims
 from biorag.methods.runtime import Runtime
-from biorag.retrieve.index import IndexDir
 
 # Three documents whose answer needs two hops: drug X -> enzyme Y -> disease Z.
 CHAIN = [
@@ -41,13 +37,8 @@ QUESTION = Question(
 
 
 @pytest.fixture
-def chain_index(tmp_path, hash_embedder):
-    path = tmp_path / "chain.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in CHAIN))
-    idx = IndexDir(tmp_path / "idx", hash_embedder, name="chain")
-    idx.add(load_corpus(path))
-    idx.close()
-    return tmp_path / "idx"
+def chain_index(index_of):
+    return index_of(CHAIN, "chain")
 
 
 def runtime(tmp_path, index, emb, llm: dict | None = None) -> Runtime:

@@ -141,23 +141,15 @@ def test_strata_triplet_budget_scales_with_the_abstract() -> None:
 
 
 @pytest.fixture
-def chain_index(tmp_path, hash_embedder):
-    import json
-
-    from biorag.corpus.loaders import load_corpus
-    from biorag.retrieve.index import IndexDir
-
-    docs = [
-        {"id": "p1", "text": "Zelocitinib inhibits the enzyme KRX1 in hepatocytes."},
-        {"id": "p2", "text": "The enzyme KRX1 drives fibrosis of the liver."},
-        {"id": "p3", "text": "Liver fibrosis causes portal hypertension in adults."},
-    ]
-    path = tmp_path / "chain.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    idx = IndexDir(tmp_path / "idx", hash_embedder, name="chain")
-    idx.add(load_corpus(path))
-    idx.close()
-    return tmp_path / "idx"
+def chain_index(index_of):
+    return index_of(
+        [
+            {"id": "p1", "text": "Zelocitinib inhibits the enzyme KRX1 in hepatocytes."},
+            {"id": "p2", "text": "The enzyme KRX1 drives fibrosis of the liver."},
+            {"id": "p3", "text": "Liver fibrosis causes portal hypertension in adults."},
+        ],
+        "chain",
+    )
 
 
 @pytest.mark.parametrize(

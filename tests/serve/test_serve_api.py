@@ -12,9 +12,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from biorag.config import Settings
-from biorag.corpus.loaders import load_corpus
 from biorag.methods.runtime import Runtime
-from biorag.retrieve.index import IndexDir
 from biorag.serve.app import ServerConfig, create_app
 
 JSON = {"content-type": "application/json"}
@@ -26,13 +24,8 @@ DOCS = [
 
 
 @pytest.fixture
-def index(tmp_path, hash_embedder):
-    path = tmp_path / "docs.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
-    idx = IndexDir(tmp_path / "idx", hash_embedder, name="toy")
-    idx.add(load_corpus(path))
-    idx.close()
-    return tmp_path / "idx"
+def index(index_of):
+    return index_of(DOCS, "toy")
 
 
 def client_for(tmp_path, hash_embedder, index, **config) -> httpx.AsyncClient:

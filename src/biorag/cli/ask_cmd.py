@@ -19,6 +19,7 @@ from biorag.cli.common import (
     print_accounting,
 )
 from biorag.errors import BioragError, require_question
+from biorag.methods.base import cited_sentences
 from biorag.methods.runtime import Runtime
 
 
@@ -126,10 +127,8 @@ def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     if ans["parse_failed"]:
         shown = "(no option could be read from the model's answer; counted as unanswered)"
     typer.echo(f"Answer ({ans['method']}): {shown}")
-    by_chunk = {e["chunk_id"]: i for i, e in enumerate(ans["evidence"], start=1) if "chunk_id" in e}
-    for s in ans["sentences"]:
-        refs = "".join(f"[{by_chunk[c]}]" for c in s["chunk_ids"] if c in by_chunk)
-        typer.echo(f"  - {s['text']} {refs}")
+    for sentence in cited_sentences(ans):
+        typer.echo(f"  - {sentence}")
     if ans.get("summaries"):
         source_of = {e["doc_id"]: f"{e['corpus']}:{e['source_id']}" for e in ans["evidence"]}
         doc_of = {c["id"]: c["doc_id"] for c in ans["claims"]}

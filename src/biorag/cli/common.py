@@ -120,8 +120,8 @@ def option_for(param: str, options: dict[str, list[str]]) -> list[str]:
     return [f for shown in options.values() for f in shown if param in f.split("-")]
 
 
-def _option_named(param: str | None, options: dict[str, list[str]]) -> str:
-    names = option_for(param, options) if param else []
+def _option_named(param: str | None, command: Callable[..., Any]) -> str:
+    names = option_for(param, command_options(command)) if param else []
     if not names:
         return ""
     return f" ({'options' if len(names) > 1 else 'option'} {', '.join(names)})"
@@ -130,14 +130,12 @@ def _option_named(param: str | None, options: dict[str, list[str]]) -> str:
 def handle_errors(fn: F) -> F:
     """Turn a user's mistake into one clear message on stderr (exit 2), never a traceback."""
 
-    options = command_options(fn)
-
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except BioragError as e:
-            fail(one_line(e) + _option_named(e.param, options))
+        except BioragError as e:  # the command's options are read only when one is named
+            fail(one_line(e) + _option_named(e.param, fn))
         except (OSError, sqlite3.OperationalError) as e:
             why = storage_problem(e)
             if why is None:

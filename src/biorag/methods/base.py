@@ -78,6 +78,18 @@ class Answer(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict, description="method-specific output")
 
 
+def cited_sentences(answer: dict[str, Any]) -> list[str]:
+    """An answer's sentences (as :meth:`Answer.model_dump` gives it), each followed by ``[n]``
+    markers: the 1-based positions in ``evidence`` of the chunks it cites."""
+    number = {
+        e["chunk_id"]: i for i, e in enumerate(answer.get("evidence") or [], 1) if e.get("chunk_id")
+    }
+    return [
+        f"{s['text']} {''.join(f'[{number[c]}]' for c in s['chunk_ids'] if c in number)}".rstrip()
+        for s in answer.get("sentences") or []
+    ]
+
+
 def given_passages(question: Question) -> list[Any]:
     """The question's own passages as retrieval results (corpus ``given``, in their order)."""
     from biorag.retrieve.search import Passage

@@ -27,12 +27,10 @@ def _question(body: ChatRequest) -> str:
 def cited_text(answer: dict[str, Any]) -> str:
     """The answer's sentences with ``[n]`` markers for the evidence they cite, then the sources
     (PMIDs, or corpus and document id)."""
+    from biorag.methods.base import cited_sentences
+
     evidence = answer.get("evidence") or []
-    number = {e.get("chunk_id"): i for i, e in enumerate(evidence, start=1) if e.get("chunk_id")}
-    lines = []
-    for s in answer.get("sentences") or []:
-        marks = "".join(f"[{number[c]}]" for c in s.get("chunk_ids", []) if c in number)
-        lines.append(f"{s['text']} {marks}".strip())
+    lines = cited_sentences(answer)
     body = " ".join(lines) or answer.get("answer_text") or answer.get("answer") or ""
     sources = []
     for i, e in enumerate(evidence, start=1):
