@@ -1,0 +1,54 @@
+"""``biorag serve`` in front of a real model: llama-server with SmolLM2-135M, the real MiniLM
+index, HTTP on loopback. Proves the service's LLM path end to end (the in-process API tests
+run without a model; their dead-server case is fault injection)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from tests.real_llm.conftest import demo_questions, llm_env
+from tests.real_llm.servers import free_port
+
+pytest.importorskip("uvicorn")
+
+
+def test_ask_and_chat_through_the_service_with_a_real_model(llama, demo_index, tmp_path):
+    env = llm_env(llama.url, tmp_path / "home")
+    port = free_port()
+    cmd = [sys.executable, "-m", "biorag.cli.main", "serve", "--index", str(demo_index),
+           "--port", str(port)]  # fmt: skip
+    log = (tmp_path / "serve.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        q = demo_questions(1)[0]
+        r = httpx.post(f"{base}/v1/ask", timeout=600,
+                       json={"question": q["question"], "options": q["options"]})  # fmt: skip
+        assert r.status_code == 200, r.text
+        ans = r.json()
+        assert ans["llm_used"] and ans["method"] == "retrieve-read" and ans["evidence"]
+        assert ans["accounting"]["total"]["calls"] >= 1
+        assert ans["answer"] in q["options"] or ans["parse_failed"]
+        chat = httpx.post(f"{base}/v1/chat/completions", timeout=600, json={
+            "model": "retrieve-read",
+            "messages": [{"role": "user", "content": q["question"]}]})  # fmt: skip
+        assert chat.status_code == 200, chat.text
+        body = chat.json()
+        assert body["choices"][0]["message"]["content"].strip() and body["evidence"]
+        assert body["usage"]["completion_tokens"] > 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+        log.close()
+    assert code == 0, (tmp_path / "serve.log").read_text()
