@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from biorag.util import progress as prog
 
 
@@ -36,3 +38,35 @@ def test_short_steps_and_quiet_settings_log_nothing(monkeypatch, caplog):
 def test_a_bad_interval_falls_back_to_the_default(monkeypatch):
     monkeypatch.setenv("BIORAG_PROGRESS_INTERVAL", "soon")
     assert prog._interval_s() == prog.DEFAULT_INTERVAL_S
+
+
+def test_observed_bars_report_to_the_callback_of_their_thread_only(monkeypatch):
+    import threading
+
+    from biorag.util.progress import observe_progress, progress, progress_bar
+
+    monkeypatch.setenv("BIORAG_PROGRESS", "0")  # reported even when nothing is shown
+    seen: list[tuple[str, int, int | None]] = []
+    other: list[int] = []
+    with observe_progress(lambda d, n, t: seen.append((d, n, t))):
+        list(progress(range(3), "chunking"))
+        thread = threading.Thread(target=lambda: other.append(len(list(progress([1], "x")))))
+        thread.start()
+        thread.join()
+    assert seen == [("chunking", 0, 3), ("chunking", 1, 3), ("chunking", 2, 3), ("chunking", 3, 3)]
+    progress_bar(5, "after").update(1)  # outside the block: no callback
+    assert len(seen) == 4 and other == [1]
+
+
+def test_an_observer_that_raises_stops_the_work():
+    from biorag.util.progress import observe_progress, progress
+
+    def stop(desc: str, done: int, total: int | None) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    got = []
+    with pytest.raises(KeyboardInterrupt), observe_progress(stop):
+        for x in progress(range(10), "work"):
+            got.append(x)
+    assert got == [0, 1]

@@ -139,6 +139,18 @@ class CorpusStore:
         while rows := cur.fetchmany(batch):
             yield from (self._doc(r) for r in rows)
 
+    def list_documents(self, offset: int = 0, limit: int = 50) -> list[dict[str, object]]:
+        """One page of documents (id, source id, title, state, chunk count), in the order they
+        were added."""
+        rows = self.db.execute(
+            "SELECT d.id, d.source_id, d.title, d.state, "
+            "(SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id) "
+            "FROM documents d ORDER BY d.rowid LIMIT ? OFFSET ?",
+            (limit, offset),
+        ).fetchall()
+        keys = ("id", "source_id", "title", "state", "chunks")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
     def count_documents(self, state: str | None = None) -> int:
         if state is None:
             return self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]

@@ -138,6 +138,9 @@ class SentenceTransformerEmbedder:
         self.precision = precision
         self._model: Any = None
         self._lock = threading.Lock()
+        # One encode at a time: a fast tokenizer shared by threads fails ("Already borrowed")
+        # when two of them set its padding at once (a service's searches beside an add job).
+        self._encoding = threading.Lock()
 
     def _load(self) -> Any:
         with self._lock:
@@ -168,6 +171,12 @@ class SentenceTransformerEmbedder:
         if not texts:
             return empty(self.dim)
         model = self._load()
+        with self._encoding:
+            return self._embed(model, texts, batch_size, show_progress)
+
+    def _embed(
+        self, model: Any, texts: list[str], batch_size: int | None, show_progress: bool
+    ) -> np.ndarray:
         if self.long_texts == "pool":
             from biorag.embed import windows
 

@@ -140,6 +140,24 @@ class Runtime:
         """How many LLM variants are built and not yet closed."""
         return len(self._variants) if self._parent is None else self._parent.open_llm_variants
 
+    def reload_searcher(self) -> None:
+        """Open the indexes again (after a job changed them) and swap the new searcher in.
+
+        Requests that hold the old searcher finish on it: it is not closed but dropped, and
+        freed (its stores closed) when the last of them lets go."""
+        from biorag.retrieve.search import MultiSearcher, Searcher
+
+        if self._parent is not None:
+            raise BioragError("reload the searcher on the runtime that owns it, not a child")
+        self._check_open()
+        retrieval = self.settings.retrieval
+        fresh = MultiSearcher(
+            [Searcher(p, lambda: self.embedder, retrieval) for p in self.index_paths]
+        )
+        with self._lock:
+            self._check_open()
+            self._searcher = fresh
+
     def reset_searcher(self) -> None:
         """Close the searcher; the next search reopens the indexes (after they changed)."""
         with self._lock:

@@ -256,10 +256,12 @@ class IndexDir:
         from biorag.retrieve.bm25 import BM25Index
         from biorag.retrieve.dense import DenseIndex
 
+        bar = progress_bar(2, "indexing", unit="index")
         ids, texts = self.store.all_chunk_texts()
         BM25Index.build(ids, texts, k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b).save(
             self.path / "bm25"
         )
+        bar.update(1)
         self._count_long_chunks(texts)  # the same texts: after a build, an add or a removal
         vids, vecs = self.store.all_vectors(self.manifest["dim"])
         DenseIndex.build(
@@ -268,6 +270,8 @@ class IndexDir:
             kind=self.retrieval.dense_index,
             hnsw_min_size=self.retrieval.hnsw_min_size,
         ).save(self.path / "dense")
+        bar.update(1)
+        bar.close()
 
     def remove(self, keys: list[str]) -> BuildReport:
         """Delete documents (by content id or source id) everywhere, then rebuild the indexes."""

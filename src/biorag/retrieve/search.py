@@ -137,13 +137,13 @@ class Searcher:
             seen_docs: set[str] = set()
             for hit in ranking:
                 chunk = chunks.get(hit.id)
-                if chunk is None:
+                doc = docs.get(chunk.doc_id) if chunk is not None else None
+                if chunk is None or doc is None:  # removed since these indexes were loaded
                     continue
                 if level == "doc":
                     if chunk.doc_id in seen_docs:
                         continue
                     seen_docs.add(chunk.doc_id)
-                doc = docs[chunk.doc_id]
                 passages.append(
                     Passage(
                         chunk_id=chunk.id,
@@ -245,17 +245,29 @@ class MultiSearcher:
             merged.append(row)
         return merged
 
-    def get_document(self, key: str) -> dict[str, Any] | None:
-        """The first document of the indexes with content id or source id ``key`` (its fields
-        and its corpus name), or None. Thread-safe, like :meth:`search`."""
+    def get_document(self, key: str, corpora: list[str] | None = None) -> dict[str, Any] | None:
+        """The first document of the indexes (of ``corpora``: all when None) with content id or
+        source id ``key`` (its fields and its corpus name), or None. Thread-safe."""
+        chosen = self.select(corpora)
         with self._lock:
-            for s in self.searchers:
+            for s in chosen:
                 with s._reading_store():
                     docs = s.store.get_documents(s.store.resolve_document_ids(key))
                 if docs:
                     doc = next(iter(docs.values()))
                     return {**doc.model_dump(exclude={"spans"}), "corpus": s.name}
         return None
+
+    def list_documents(self, corpus: str, offset: int, limit: int) -> dict[str, Any]:
+        """A page of corpus ``corpus``'s documents with its total count. Thread-safe."""
+        (s,) = self.select([corpus])
+        with self._lock, s._reading_store():
+            return {
+                "corpus": s.name,
+                "total": s.store.count_documents(),
+                "states": s.store.state_counts(),
+                "documents": s.store.list_documents(offset, limit),
+            }
 
     def close(self) -> None:
         with self._lock:

@@ -40,6 +40,8 @@ from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
 from biorag.serve.auth import KeyCheck
+from biorag.serve.documents import add_document_routes
+from biorag.serve.jobs import JobManager, UploadTooLarge
 from biorag.serve.schemas import AskRequest, ChatRequest, RetrieveRequest
 
 log = logging.getLogger("biorag.serve")
@@ -55,6 +57,10 @@ class ServerConfig:
     max_concurrent_asks: int = 8
     max_body_bytes: int = 1_000_000
     default_method: str = "retrieve-read"
+    #: Where jobs and uploads are kept (None: ``<home>/serve``).
+    data_dir: Path | None = None
+    #: The most bytes one document upload may carry.
+    max_upload_bytes: int = 50_000_000
     #: Host headers accepted (None: any). ``biorag serve`` on loopback without keys accepts only
     #: loopback names, so a web page elsewhere cannot reach it by DNS rebinding.
     allowed_hosts: list[str] | None = None
@@ -84,24 +90,31 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     shared = SharedLLM(settings)
     slots = _Slots(config.max_concurrent_asks)
     auth = KeyCheck(config.api_keys)
+    data_dir = config.data_dir or Path(settings.home) / "serve"
+    jobs = JobManager(data_dir / "jobs", rt, settings, config.max_upload_bytes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Build the heavy parts now, off the loop: built on a first request, they would hold
         # the runtime's lock while other requests wait on it.
         await asyncio.to_thread(_warm, rt)
+        if rt.index_paths:
+            jobs.start()  # jobs a stopped server left unfinished resume now
         try:
             yield
         finally:
             try:
+                await asyncio.to_thread(jobs.stop)
                 await shared.aclose()
             finally:
                 await (rt.aclose() if runtime is None else rt.aclose_llms())
 
     app = FastAPI(title="biorag", lifespan=lifespan, docs_url="/docs", redoc_url=None)
-    app.state.runtime, app.state.config = rt, config
+    app.state.runtime, app.state.config, app.state.jobs = rt, config, jobs
     _add_error_handlers(app)
-    app.add_middleware(BodyLimit, max_body=config.max_body_bytes)
+    app.add_middleware(
+        BodyLimit, max_body=config.max_body_bytes, max_upload=config.max_upload_bytes
+    )
     if config.allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -145,6 +158,14 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             rt.searcher.search, [body.query], body.k, retriever, body.level
         )
         return {"passages": [p.to_dict() for p in found[0]]}
+
+    if rt.index_paths:
+        jobs_started = jobs.start  # in-process clients (tests) may not run the lifespan
+
+        async def started() -> None:
+            jobs_started()
+
+        add_document_routes(app, jobs, rt, Depends(auth), Depends(started))
 
     @app.get("/v1/documents/{key_}", dependencies=[key])
     async def document(key_: str) -> dict[str, Any]:
@@ -213,20 +234,25 @@ def _warm(rt: Runtime) -> None:
 
 
 class BodyLimit:
-    """ASGI middleware: a body over ``max_body`` bytes is refused with 413, by its declared
-    length at once or, without one (a chunked body), by reading it up to the limit first."""
+    """ASGI middleware: a body over ``max_body`` bytes (``max_upload`` for a document upload)
+    is refused with 413, by its declared length at once or, without one (a chunked body), by
+    reading it up to the limit first."""
 
-    def __init__(self, app: Any, max_body: int) -> None:
+    def __init__(self, app: Any, max_body: int, max_upload: int | None = None) -> None:
         self.app, self.max_body = app, max_body
+        # multipart framing rides on top of the files' bytes
+        self.max_upload = max_body if max_upload is None else max_upload + 1_000_000
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        upload = scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/documents"
+        limit = self.max_upload if upload else self.max_body
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None:
-            if length.isdigit() and int(length) > self.max_body:
-                await _too_large(self.max_body)(scope, receive, send)
+            if length.isdigit() and int(length) > limit:
+                await _too_large(limit)(scope, receive, send)
                 return
             await self.app(scope, receive, send)
             return
@@ -235,8 +261,8 @@ class BodyLimit:
             message = await receive()
             messages.append(message)
             seen += len(message.get("body", b""))
-            if seen > self.max_body:
-                await _too_large(self.max_body)(scope, receive, send)
+            if seen > limit:
+                await _too_large(limit)(scope, receive, send)
                 return
             if message["type"] != "http.request" or not message.get("more_body"):
                 break
@@ -272,6 +298,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def user_error(request: Request, e: BioragError) -> JSONResponse:
         return error(400, type(e).__name__, " ".join(str(e).split()))
 
+    @app.exception_handler(UploadTooLarge)
+    async def upload_too_large(request: Request, e: UploadTooLarge) -> JSONResponse:
+        return error(413, "too_large", " ".join(str(e).split()))
+
     @app.exception_handler(LLMError)
     async def model_down(request: Request, e: LLMError) -> JSONResponse:
         # the model server failed: not the caller's mistake, and worth a retry
@@ -281,7 +311,8 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
-        kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 503: "busy"}
+        kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
+                 413: "too_large", 503: "busy"}  # fmt: skip
         return error(e.status_code, kinds.get(e.status_code, "error"), str(e.detail), e.headers)
 
     @app.exception_handler(RequestValidationError)

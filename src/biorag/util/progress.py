@@ -8,11 +8,13 @@ seconds (default 30) and one at the end of any step that took longer than that.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
@@ -100,13 +102,51 @@ class _NoProgress:
         pass
 
 
+#: ``callback(desc, done, total)`` per bar update, for the bars of one thread
+#: (:func:`observe_progress`): a service's background job reports its steps through it.
+ProgressCallback = Callable[[str, int, "int | None"], None]
+_observers = threading.local()
+
+
+@contextlib.contextmanager
+def observe_progress(callback: ProgressCallback) -> Iterator[None]:
+    """Within the block, every bar this thread opens also reports to ``callback`` (at its
+    start, on each update and at its end), whether or not progress is shown. A callback may
+    raise to stop the work at its next step."""
+    previous = getattr(_observers, "callback", None)
+    _observers.callback = callback
+    try:
+        yield
+    finally:
+        _observers.callback = previous
+
+
+class _Observed:
+    """A bar that also tells a :func:`observe_progress` callback how far it got."""
+
+    def __init__(self, bar: Any, callback: ProgressCallback, desc: str, total: int | None):
+        self.bar, self.callback, self.desc, self.total, self.n = bar, callback, desc, total, 0
+        callback(desc, 0, total)
+
+    def update(self, n: int = 1) -> None:
+        self.bar.update(n)
+        self.n += n
+        self.callback(self.desc, self.n, self.total)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def progress_bar(total: int | None, desc: str, unit: str = "it") -> Any:
     """A bar with ``.update(n)`` and ``.close()``: tqdm on a terminal, log lines elsewhere."""
     if not progress_enabled():
-        return _NoProgress()
-    if _on_terminal():
-        return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
-    return LogProgress(total, desc, unit, _interval_s())
+        bar: Any = _NoProgress()
+    elif _on_terminal():
+        bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+    else:
+        bar = LogProgress(total, desc, unit, _interval_s())
+    callback = getattr(_observers, "callback", None)
+    return bar if callback is None else _Observed(bar, callback, desc, total)
 
 
 def progress(it: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterator[T]:

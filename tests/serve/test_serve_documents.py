@@ -1,0 +1,159 @@
+"""Documents and jobs of the HTTP API: upload, add as a background job with progress, remove,
+bad uploads refused with nothing lost, and jobs resumed by the next server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("multipart")
+
+from biorag.config import Settings
+from biorag.methods.runtime import Runtime
+from biorag.serve.app import ServerConfig, create_app
+from biorag.serve.jobs import JOB_FILE, Job, JobManager
+
+DOCS = [
+    {"id": "1001", "text": "Vitamin D supplementation did not reduce fracture risk in adults."},
+    {"id": "1002", "text": "Atorvastatin lowers LDL cholesterol and cardiovascular events."},
+]
+NEW = [
+    {"id": "2001", "text": "Semaglutide reduced body weight in adults with obesity."},
+    {"id": "2002", "text": "Tirzepatide improved glycaemic control in type 2 diabetes."},
+]
+
+
+def jsonl(docs: list[dict]) -> bytes:
+    return "".join(json.dumps(d) + "\n" for d in docs).encode()
+
+
+@pytest.fixture
+def served(tmp_path, hash_embedder, index_of):
+    index = index_of(DOCS, "toy")
+    settings = Settings(home=str(tmp_path / "home"))
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    config = ServerConfig(index_paths=[index], max_upload_bytes=20_000, max_body_bytes=5_000)
+    app = create_app(settings, config, runtime=rt)
+    yield httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t"), rt
+    app.state.jobs.stop()
+    rt.close()
+
+
+async def wait_for(c: httpx.AsyncClient, job_id: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = (await c.get(f"/v1/jobs/{job_id}")).json()
+        if job["status"] in ("done", "failed"):
+            return job
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish: {job}")
+
+
+async def source_ids(c: httpx.AsyncClient) -> set[str]:
+    listed = (await c.get("/v1/documents", params={"limit": 500})).json()
+    return {d["source_id"] for d in listed["documents"]}
+
+
+async def test_upload_adds_documents_in_a_job_and_search_finds_them(served):
+    c, _ = served
+    async with c:
+        r = await c.post("/v1/documents", files={"files": ("new.jsonl", jsonl(NEW))})
+        assert r.status_code == 202, r.text
+        job = r.json()
+        assert job["kind"] == "add" and job["index"] == "toy" and job["status"] == "queued"
+        done = await wait_for(c, job["id"])
+        assert done["status"] == "done", done
+        assert done["report"]["documents_new"] == 2 and done["report"]["documents_total"] == 4
+        assert "skipped_file" not in done["report"]  # no server paths in replies
+        events = (await c.get(f"/v1/jobs/{job['id']}/events")).text
+        assert events.startswith("event: job\ndata: ") and '"status": "done"' in events
+        assert await source_ids(c) == {"1001", "1002", "2001", "2002"}
+        hits = (await c.post("/v1/retrieve", json={"query": "semaglutide weight", "k": 1})).json()
+        assert hits["passages"][0]["source_id"] == "2001"  # the new state is searched
+        jobs = (await c.get("/v1/jobs")).json()["jobs"]
+        assert [j["id"] for j in jobs] == [job["id"]]
+
+
+async def test_remove_is_a_job_and_the_document_is_gone(served):
+    c, _ = served
+    async with c:
+        assert (await c.delete("/v1/documents/9999")).status_code == 404
+        r = await c.delete("/v1/documents/1002")
+        assert r.status_code == 202, r.text
+        done = await wait_for(c, r.json()["id"])
+        assert done["status"] == "done" and done["report"]["documents_removed"] == 1
+        assert await source_ids(c) == {"1001"}
+        hits = (await c.post("/v1/retrieve", json={"query": "atorvastatin LDL", "k": 5})).json()
+        assert "1002" not in {p["source_id"] for p in hits["passages"]}
+        assert (await c.get("/v1/documents/1002")).status_code == 404
+
+
+async def test_bad_uploads_are_4xx_and_lose_nothing(served, tmp_path):
+    c, _ = served
+    async with c:
+        not_corpus = {"files": ("notes.jsonl", b"\x00\x01 this is not json\n{broken\n")}
+        cases = [
+            (await c.post("/v1/documents", files=not_corpus), 400, "notes.jsonl: "),
+            (await c.post("/v1/documents", files={"files": ("big.txt", b"x" * 30_000)}), 413,
+             "upload limit"),
+            (await c.post("/v1/documents", files={"files": ("a.jsonl", jsonl(NEW))},
+                          data={"index": "../elsewhere"}), 400, "unknown index"),
+            (await c.post("/v1/documents", files={"files": ("a.xml", b"<PubmedArticleSet>")},
+                          data={"format": "pubmed_xml"}), 400, ""),
+            (await c.post("/v1/documents"), 422, "files"),
+            (await c.get("/v1/jobs/../../etc"), 404, ""),
+        ]  # fmt: skip
+        for r, status, words in cases:
+            assert r.status_code == status, (r.status_code, r.text)
+            assert words in r.json()["error"]["message"] and "Traceback" not in r.text
+            assert str(tmp_path) not in r.text  # no server paths
+        assert (await c.get("/v1/jobs")).json()["jobs"] == []
+        assert await source_ids(c) == {"1001", "1002"}
+    leftovers = list((tmp_path / "home" / "serve" / "jobs").glob("*"))
+    assert leftovers == []  # refused uploads leave no files behind
+
+
+def test_a_job_the_last_server_left_running_resumes(tmp_path, hash_embedder, index_of):
+    index = index_of(DOCS, "toy")
+    settings = Settings(home=str(tmp_path / "home"))
+    root = tmp_path / "jobs"
+    files = root / "0123456789ab" / "files"
+    files.mkdir(parents=True)
+    (files / "000-new.jsonl").write_bytes(jsonl(NEW))
+    job = Job(id="0123456789ab", kind="add", index="toy", created_at=1.0, status="running",
+              files=["000-new.jsonl"], step="embedding", done=1, total=2)  # fmt: skip
+    (root / job.id / JOB_FILE).write_text(json.dumps(job.to_dict()))
+    with Runtime(settings, [index], embedder=hash_embedder) as rt:
+        manager = JobManager(root, rt, settings, max_upload_bytes=10_000)
+        manager.start()
+        deadline = time.monotonic() + 60
+        while manager.snapshot(job.id)["status"] not in ("done", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        manager.stop()
+        state = manager.snapshot(job.id)
+        assert state["status"] == "done" and state["resumed"] == 1, state
+        assert state["report"]["documents_total"] == 4
+        assert rt.searcher.list_documents("toy", 0, 10)["total"] == 4
+        assert not files.exists()  # the upload is dropped once indexed
+    saved = json.loads((root / job.id / JOB_FILE).read_text())
+    assert saved["status"] == "done"
+
+
+def test_a_stopping_server_leaves_its_job_queued_to_resume(tmp_path, hash_embedder, index_of):
+    index = index_of(DOCS, "toy")
+    settings = Settings(home=str(tmp_path / "home"))
+    with Runtime(settings, [index], embedder=hash_embedder) as rt:
+        manager = JobManager(tmp_path / "jobs", rt, settings, max_upload_bytes=10_000)
+        manager._stopping.set()  # the server is stopping before the worker takes the job
+        manager.start()
+        job = manager.submit_remove("toy", ["1001"])
+        manager.stop()
+        state = manager.snapshot(job.id)
+        assert state["status"] == "queued" and "resumes" in state["step"], state
+        assert rt.searcher.list_documents("toy", 0, 10)["total"] == 2  # nothing removed
