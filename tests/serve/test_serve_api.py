@@ -112,8 +112,64 @@ async def test_openai_chat_completions_carry_citations_and_evidence(tmp_path, ha
         assert "[1]" in content and "Sources:" in content and "PMID 1002" in content
         assert body["evidence"][0]["source_id"] == "1002"
         streamed = await c.post("/v1/chat/completions", json={
-            "messages": [{"role": "user", "content": "q?"}], "stream": True})  # fmt: skip
-        assert streamed.status_code == 400 and "stream" in streamed.json()["error"]["message"]
+            "messages": [{"role": "user", "content": "What lowers LDL cholesterol?"}],
+            "stream": True})  # fmt: skip
+        assert streamed.headers["content-type"].startswith("text/event-stream")
+        lines = [ln[6:] for ln in streamed.text.split("\n\n") if ln.startswith("data: ")]
+        assert lines[-1] == "[DONE]"
+        chunks = [json.loads(ln) for ln in lines[:-1]]
+        assert {ch["object"] for ch in chunks} == {"chat.completion.chunk"}
+        assert chunks[0]["choices"][0]["delta"] == {"role": "assistant"}
+        text = "".join(ch["choices"][0]["delta"].get("content", "") for ch in chunks)
+        assert text == content  # the same cited answer, sent in pieces
+        last = chunks[-1]
+        assert last["choices"][0]["finish_reason"] == "stop"
+        assert last["evidence"] == body["evidence"]
+        assert len(chunks) > 3 and last["model"] == "biorag:retrieve-read"
+
+
+def sse_events(text: str) -> list[tuple[str, dict]]:
+    out = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in fields:
+            out.append((fields["event"], json.loads(fields["data"])))
+    return out
+
+
+async def test_a_streamed_ask_sends_its_stages_then_the_result(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        ask = {"question": "Does vitamin D reduce fracture risk?", "method": "claims"}
+        r = await c.post("/v1/ask", json={**ask, "stream": True})
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = sse_events(r.text)
+        stages = [(d["stage"], d["status"]) for kind, d in events if kind == "stage"]
+        order = ["retrieve", "extract", "graph", "summarize", "answer"]
+        assert [s for s, st in stages if st == "started"] == order
+        assert [s for s, st in stages if st == "finished"] == order
+        kind, result = events[-1]
+        assert kind == "result" and result["method"] == "claims" and result["evidence"]
+        whole = (await c.post("/v1/ask", json=ask)).json()
+        assert result["answer_text"] == whole["answer_text"]
+        bad = await c.post("/v1/ask", json={**ask, "method": "nope", "stream": True})
+        assert bad.status_code == 400 and "unknown method" in bad.json()["error"]["message"]
+
+
+async def test_a_streamed_ask_that_fails_ends_with_an_error_event(
+    tmp_path, hash_embedder, index, monkeypatch
+):
+    from biorag.methods.retrieve_read import RetrieveRead
+
+    async def broken(self, question):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(RetrieveRead, "answer", broken)
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        r = await c.post("/v1/ask", json={"question": "q?", "stream": True})
+        kind, data = sse_events(r.text)[-1]
+        assert kind == "error" and data["type"] == "internal" and "secret" not in r.text
+        ok = await c.post("/v1/ask", json={"question": "q?", "method": "closed-book"})
+        assert ok.status_code == 200  # the slot was given back
 
 
 def test_the_page_renders_document_text_as_text():

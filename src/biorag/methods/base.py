@@ -119,14 +119,17 @@ async def retrieve_passages(
     with the question's labels when it carries a ``mask_mapping``)."""
     if question.passages:
         return given_passages(question)
-    if question.mask_mapping is None:
-        return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
-    from biorag.extract.masking import EntityMasker, MaskScope
+    from biorag.methods.stages import stage
 
-    scope = MaskScope(EntityMasker(rt.llm), question.mask_mapping)
-    real = scope.unmask(query)
-    found = await asyncio.to_thread(rt.searcher.search, [real], k, retriever, "chunk")
-    return await scope.mask_passages(found[0])
+    with stage("retrieve"):
+        if question.mask_mapping is None:
+            return (await asyncio.to_thread(rt.searcher.search, [query], k, retriever, "chunk"))[0]
+        from biorag.extract.masking import EntityMasker, MaskScope
+
+        scope = MaskScope(EntityMasker(rt.llm), question.mask_mapping)
+        real = scope.unmask(query)
+        found = await asyncio.to_thread(rt.searcher.search, [real], k, retriever, "chunk")
+        return await scope.mask_passages(found[0])
 
 
 class QAMethod(abc.ABC):

@@ -27,6 +27,7 @@ from biorag.methods.base import (
     Question,
     retrieve_passages,
 )
+from biorag.methods.stages import stage as stage_event
 
 DEFAULTS: dict[str, Any] = {
     "mode": "batched",
@@ -229,7 +230,8 @@ class Claims(QAMethod):
             ("summarize", lambda: self._summarize(run)),
         ):
             t = time.perf_counter()
-            await step()
+            with stage_event(stage):
+                await step()
             run.seconds[stage] = time.perf_counter() - t
         t = time.perf_counter()
         # Faithful: the paper's two calls (reason, then {"answer": ...}); batched: one call

@@ -18,6 +18,7 @@ from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
 from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
 from biorag.methods.runtime import Runtime
+from biorag.methods.stages import stage
 
 T = TypeVar("T")
 
@@ -84,12 +85,13 @@ async def rerank(
         return []
     reranker = rt.reranker
     ascore = getattr(reranker, "ascore", None)
-    if ascore is None:
-        return await asyncio.to_thread(reranker.rerank, query, list(items), key)
-    import numpy as np
+    with stage("rerank"):
+        if ascore is None:
+            return await asyncio.to_thread(reranker.rerank, query, list(items), key)
+        import numpy as np
 
-    scores = np.asarray(await ascore(query, [key(it) for it in items]), dtype=np.float64)
-    return [(items[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")]
+        scores = np.asarray(await ascore(query, [key(it) for it in items]), dtype=np.float64)
+        return [(items[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")]
 
 
 def merge_options(method: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +168,25 @@ async def answer_from_context(
     over the same texts, or over ``floor_items`` when there are no items (CLAIMS without
     claims reads its chunks). ``notes`` follow the floor's note.
     """
+    with stage("answer"):
+        return await _answer(
+            rt, method, question, items, passages, reader, details, notes, floor_items,
+            all_evidence,
+        )  # fmt: skip
+
+
+async def _answer(
+    rt: Runtime,
+    method: str,
+    question: Question,
+    items: Sequence[ContextItem],
+    passages: Sequence[Any],
+    reader: str,
+    details: dict[str, Any] | None,
+    notes: list[str] | None,
+    floor_items: Sequence[ContextItem] | None,
+    all_evidence: bool,
+) -> Answer:
     texts = [it.text for it in items]
     base: dict[str, Any] = {
         "method": method,

@@ -75,6 +75,7 @@ from biorag.methods.context import merge_options
 from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
 from biorag.methods.runtime import Runtime
+from biorag.methods.stages import stage
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
 from biorag.retrieve.index import read_manifest
 
@@ -351,8 +352,10 @@ class IPRAR(ProgressiveGeneration, QAMethod):
 
     # -- 3. aggregation, then 4-5. progressive generation and the exact answer -------------
     async def answer(self, question: Question) -> Answer:
-        pre = await self.prereason(question)
-        lists, passages = await self.retrieve(question, pre)
+        with stage("prereason"):
+            pre = await self.prereason(question)
+        with stage("retrieve"):
+            lists, passages = await self.retrieve(question, pre)
         # R_i per article: the paper (pid) when the levels are split corpora, else the document.
         by = "source_id" if self.corpora and not question.passages else "doc_id"
         tuples = {
@@ -375,4 +378,5 @@ class IPRAR(ProgressiveGeneration, QAMethod):
             "lists": lists,
             "aggregated": aggregated,
         }
-        return await self.generate(question, ranked, passages, details)
+        with stage("generate"):
+            return await self.generate(question, ranked, passages, details)

@@ -36,6 +36,7 @@ from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Evidence, QAMethod, Question
+from biorag.methods.stages import stage
 
 STAGE = "kg_answer"
 TASK_MC = "Answer it by choosing the correct option."
@@ -195,7 +196,8 @@ class VectorGraphRAG(QAMethod):
 
     async def answer(self, question: Question) -> Answer:
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._pool, self._retrieve, question)
+        with stage("retrieve triplets"):
+            result = await loop.run_in_executor(self._pool, self._retrieve, question)
         ranked = result.triplets
         texts = [t.text() for t, _ in ranked]
         evidence = [

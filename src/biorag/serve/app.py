@@ -31,16 +31,16 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from biorag.config import Settings, masked_dict
 from biorag.errors import BioragError, LLMError
-from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
+from biorag.serve.asking import Asker, Slots
 from biorag.serve.auth import KeyCheck
-from biorag.serve.documents import add_document_routes
+from biorag.serve.documents import add_document_routes, event_stream, sse
 from biorag.serve.jobs import JobManager, UploadTooLarge
 from biorag.serve.schemas import AskRequest, ChatRequest, RetrieveRequest
 
@@ -66,29 +66,12 @@ class ServerConfig:
     allowed_hosts: list[str] | None = None
 
 
-class _Slots:
-    """At most ``n`` asks at once; one more is refused at once (503), not queued."""
-
-    def __init__(self, n: int) -> None:
-        self.n, self.busy = n, 0
-
-    def take(self) -> None:
-        if self.busy >= self.n:
-            raise HTTPException(
-                503, f"all {self.n} ask slots are busy; retry shortly", {"Retry-After": "1"}
-            )
-        self.busy += 1
-
-    def give(self) -> None:
-        self.busy -= 1
-
-
 def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None = None) -> FastAPI:
     """The service over ``runtime`` (by default one built from ``settings`` and the config's
     indexes, closed at shutdown; a given one is the caller's to close)."""
     rt = runtime if runtime is not None else Runtime(settings, config.index_paths)
     shared = SharedLLM(settings)
-    slots = _Slots(config.max_concurrent_asks)
+    asker = Asker(rt, shared, Slots(config.max_concurrent_asks), config.default_method, config.kg)
     auth = KeyCheck(config.api_keys)
     data_dir = config.data_dir or Path(settings.home) / "serve"
     jobs = JobManager(data_dir / "jobs", rt, settings, config.max_upload_bytes)
@@ -147,9 +130,12 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     async def show_config() -> dict[str, Any]:
         return {"settings": masked_dict(settings), "indexes": [str(p) for p in rt.index_paths]}
 
-    @app.post("/v1/ask", dependencies=[key])
-    async def ask(body: AskRequest) -> dict[str, Any]:
-        return await _ask(rt, shared, slots, config, body)
+    @app.post("/v1/ask", dependencies=[key], response_model=None)
+    async def ask(body: AskRequest) -> dict[str, Any] | StreamingResponse:
+        if not body.stream:
+            return await asker.ask(body)
+        events = asker.stream(body)  # a bad ask or a full server fails here, before streaming
+        return event_stream(sse(kind, data) async for kind, data in events)
 
     @app.post("/v1/retrieve", dependencies=[key])
     async def retrieve(body: RetrieveRequest) -> dict[str, Any]:
@@ -174,56 +160,15 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             raise HTTPException(404, f"no document {key_!r} in the served indexes")
         return found
 
-    @app.post("/v1/chat/completions", dependencies=[key])
-    async def chat(body: ChatRequest) -> dict[str, Any]:
-        from biorag.serve.chat import chat_completion
+    @app.post("/v1/chat/completions", dependencies=[key], response_model=None)
+    async def chat(body: ChatRequest) -> dict[str, Any] | StreamingResponse:
+        from biorag.serve.chat import chat_completion, chat_stream
 
-        return await chat_completion(body, lambda ask: _ask(rt, shared, slots, config, ask))
+        if body.stream:
+            return event_stream(chat_stream(body, asker))
+        return await chat_completion(body, asker)
 
     return app
-
-
-async def _ask(
-    rt: Runtime, shared: SharedLLM, slots: _Slots, config: ServerConfig, body: AskRequest
-) -> dict[str, Any]:
-    """Answer one ask on a child runtime of its own; the answer with its accounting."""
-    from biorag.corpus.datasets.base import Question
-    from biorag.methods.registry import build_method
-
-    method = body.method or config.default_method
-    options = dict(body.method_options)
-    if method == "vectorgraphrag" and config.kg is not None:
-        options["kg"] = str(config.kg)  # requests cannot name a KG (SERVER_ONLY_OPTIONS)
-    acc = Accounting()
-    child = rt.for_question(shared.client(acc))
-    try:
-        qa = build_method(method, child, options)
-    except (TypeError, ValueError) as e:  # an option of the wrong type for the method
-        raise BioragError(f"method options for {method}: {e}") from None
-    if qa.needs_index and not rt.index_paths:
-        raise BioragError(f"method {method!r} retrieves evidence; this server has no index")
-    question = Question(text=body.question, options=body.options, type=body.type)
-    slots.take()
-
-    async def answer() -> Any:
-        with acc.run():
-            return await qa.answer(question)
-
-    # The slot is freed when the work ends, not when a client gives up waiting for it.
-    task = asyncio.create_task(answer())
-
-    def done(t: asyncio.Task[Any]) -> None:
-        slots.give()
-        if not t.cancelled() and t.exception() is not None and getattr(t, "_abandoned", False):
-            log.warning("an ask whose client left failed: %s", t.exception())
-
-    task.add_done_callback(done)
-    try:
-        result = await asyncio.shield(task)
-    except asyncio.CancelledError:
-        task._abandoned = True  # type: ignore[attr-defined]  # its error is logged, not lost
-        raise
-    return {**result.model_dump(), "accounting": acc.report()}
 
 
 def _warm(rt: Runtime) -> None:

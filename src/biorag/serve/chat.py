@@ -2,19 +2,26 @@
 
 The last user message is the question; ``model`` names the method (any other name, such as
 ``biorag``: the server's default method). The reply's content is the answer with numbered citations
-``[n]`` and a source list; the full evidence rides along as ``evidence``. Streaming is not
-served yet: ``stream: true`` is a clear 400.
+``[n]`` and a source list; the full evidence rides along as ``evidence``. With ``stream: true``
+the reply is ``chat.completion.chunk`` events (``data: {...}``, then ``data: [DONE]``): the role,
+the cited answer sentence by sentence once the answer and its citations are known, and a last
+chunk with ``finish_reason``, ``usage`` and ``evidence``; a failure mid-stream is an ``error``
+object in a data line.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from biorag.errors import BioragError
 from biorag.serve.schemas import AskRequest, ChatRequest
+
+if TYPE_CHECKING:
+    from biorag.serve.asking import Asker
 
 
 def _question(body: ChatRequest) -> str:
@@ -39,24 +46,29 @@ def cited_text(answer: dict[str, Any]) -> str:
     return body + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
 
 
-async def chat_completion(
-    body: ChatRequest, ask: Callable[[AskRequest], Awaitable[dict[str, Any]]]
-) -> dict[str, Any]:
-    """The OpenAI ``chat.completion`` object answering ``body`` through ``ask``."""
-    if body.stream:
-        raise BioragError("stream: true is not served yet; ask without streaming")
+def _ask_request(body: ChatRequest) -> AskRequest:
     from pydantic import ValidationError
 
     from biorag.methods.registry import METHODS
 
     try:
-        request = AskRequest(
+        return AskRequest(
             question=_question(body), method=body.model if body.model in METHODS else None
         )
     except ValidationError as e:
         raise BioragError(f"the last user message: {e.errors()[0]['msg']}") from None
-    answer = await ask(request)
-    usage = (answer.get("accounting") or {}).get("total") or {}
+
+
+def _usage(answer: dict[str, Any]) -> dict[str, int]:
+    total = (answer.get("accounting") or {}).get("total") or {}
+    prompt, completion = total.get("prompt_tokens", 0), total.get("completion_tokens", 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}  # fmt: skip
+
+
+async def chat_completion(body: ChatRequest, asker: Asker) -> dict[str, Any]:
+    """The OpenAI ``chat.completion`` object answering ``body``."""
+    answer = await asker.ask(_ask_request(body))
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
@@ -69,10 +81,46 @@ async def chat_completion(
                 "finish_reason": "stop",
             }
         ],
-        "usage": {
-            "prompt_tokens": usage.get("prompt_tokens", 0),
-            "completion_tokens": usage.get("completion_tokens", 0),
-            "total_tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
-        },
+        "usage": _usage(answer),
         "evidence": answer.get("evidence") or [],
     }
+
+
+def chat_stream(body: ChatRequest, asker: Asker) -> AsyncIterator[str]:
+    """The ``chat.completion.chunk`` events answering ``body`` (the ask starts now, so a bad
+    one or a full server fails before anything is sent)."""
+    events = asker.stream(_ask_request(body))
+    return _chunks(events, f"chatcmpl-{uuid.uuid4().hex}", int(time.time()))
+
+
+async def _chunks(
+    events: AsyncIterator[tuple[str, dict[str, Any]]], chunk_id: str, created: int
+) -> AsyncIterator[str]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        data = {"id": chunk_id, "object": "chat.completion.chunk", "created": created,
+                "model": model, "choices": [{"index": 0, "delta": delta,
+                                             "finish_reason": finish}], **extra}  # fmt: skip
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+    model = "biorag"
+    yield chunk({"role": "assistant"})
+    async for kind, data in events:
+        if kind == "error":
+            yield f"data: {json.dumps({'error': data})}\n\n"
+        elif kind == "result":
+            model = f"biorag:{data['method']}"
+            text = cited_text(data)
+            body, sep, sources = text.partition("\n\nSources:")
+            for piece in _sentences(body):
+                yield chunk({"content": piece})
+            if sep:
+                yield chunk({"content": sep + sources})
+            yield chunk({}, "stop", usage=_usage(data), evidence=data.get("evidence") or [])
+    yield "data: [DONE]\n\n"
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` in pieces that end after each sentence (joined, they are ``text``)."""
+    import re
+
+    return [p for p in re.split(r"(?<=[.!?\]])(?= )", text) if p]

@@ -78,12 +78,17 @@ def add_document_routes(
     async def job_events(job_id: str) -> StreamingResponse | JSONResponse:
         if jobs.get(job_id) is None:
             raise HTTPException(404, f"no job {job_id!r}")
-        return StreamingResponse(_follow(jobs, job_id), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+        return event_stream(_follow(jobs, job_id))
 
 
 def _has_document(rt: Runtime, key: str, index: str) -> bool:
     return rt.searcher.get_document(key, corpora=[index]) is not None
+
+
+def event_stream(events: AsyncIterator[str]) -> StreamingResponse:
+    """A response that sends ``events`` (Server-Sent Events) as they come."""
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(events, media_type="text/event-stream", headers=headers)
 
 
 def sse(event: str, data: Any) -> str:

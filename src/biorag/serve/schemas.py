@@ -32,6 +32,7 @@ class AskRequest(BaseModel):
     type: Literal["", "yesno", "factoid", "list", "summary"] = ""
     method: str | None = Field(default=None, description="default: the server's --method")
     method_options: dict[str, Any] = Field(default_factory=dict, max_length=32)
+    stream: bool = Field(default=False, description="answer as Server-Sent Events")
 
     @field_validator("question")
     @classmethod
