@@ -248,3 +248,54 @@ async def test_the_default_method_and_trusted_hosts(tmp_path, hash_embedder, ind
         assert r.status_code == 200 and r.json()["method"] == "closed-book"
     async with client_for(tmp_path, hash_embedder, index, allowed_hosts=["127.0.0.1"]) as c:
         assert (await c.get("/health")).status_code == 400  # Host: t, as a rebinding page sends
+
+
+async def test_metrics_count_requests_by_route_and_asks_by_method(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        await c.post("/v1/ask", json={"question": "Does vitamin D reduce fracture risk?"})
+        await c.get("/v1/documents/1001")
+        await c.get("/v1/documents/nope")
+        r = await c.get("/metrics")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+        text = r.text
+    ask = 'biorag_http_requests_total{method="POST",route="/v1/ask",status="200"} 1.0'
+    assert ask in text
+    # routes by their template: a client's paths do not make new series
+    assert 'route="/v1/documents/{key_}",status="200"} 1.0' in text
+    assert 'route="/v1/documents/{key_}",status="404"} 1.0' in text
+    assert 'biorag_asks_total{method="retrieve-read",outcome="ok"} 1.0' in text
+    assert "biorag_asks_in_flight 0.0" in text and 'biorag_jobs{status="done"} 0.0' in text
+    assert 'biorag_llm_tokens_total{kind="prompt"} 0.0' in text  # the no-LLM floor
+
+
+def test_the_rate_limit_is_a_bucket_per_key():
+    from fastapi import HTTPException
+
+    from biorag.serve.auth import RateLimit
+
+    now = [0.0]
+    limit = RateLimit(per_minute=3, clock=lambda: now[0])
+    for _ in range(3):
+        limit.check("alice")
+    with pytest.raises(HTTPException) as e:
+        limit.check("alice")
+    assert e.value.status_code == 429 and e.value.headers == {"Retry-After": "20"}
+    limit.check("bob")  # another key has its own bucket
+    now[0] = 20.0  # one call a 20 s comes back
+    limit.check("alice")
+    with pytest.raises(HTTPException):
+        limit.check("alice")
+    RateLimit(per_minute=0).check("anyone")  # 0: no limit
+
+
+async def test_over_the_rate_limit_is_a_json_429(tmp_path, hash_embedder, index):
+    keys = frozenset({"k1", "k2"})
+    async with client_for(tmp_path, hash_embedder, index, api_keys=keys,
+                          rate_limit_per_minute=2) as c:  # fmt: skip
+        k1, k2 = ({"Authorization": f"Bearer {k}"} for k in ("k1", "k2"))
+        codes = [(await c.get("/v1/methods", headers=k1)).status_code for _ in range(3)]
+        assert codes == [200, 200, 429]
+        r = await c.get("/v1/methods", headers=k1)
+        assert r.json()["error"]["type"] == "rate_limited" and int(r.headers["retry-after"]) > 0
+        assert (await c.get("/v1/methods", headers=k2)).status_code == 200
+        assert (await c.get("/health")).status_code == 200  # not an API call

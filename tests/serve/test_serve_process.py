@@ -72,3 +72,70 @@ def test_serve_answers_over_http_and_stops_cleanly(tmp_path):
         code = proc.wait(timeout=60)
         log.close()
     assert code == 0 and "biorag serve stopped" in Path(log.name).read_text()
+
+
+def start(cmd: list[str], env: dict[str, str], log_path: Path, base: str) -> subprocess.Popen:
+    log = log_path.open("a")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        assert proc.poll() is None, log_path.read_text()
+        assert time.monotonic() < deadline, "the server did not come up"
+        time.sleep(0.5)
+
+
+def stop(proc: subprocess.Popen) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=120)
+
+
+@pytest.mark.slow
+def test_an_add_job_cut_by_a_restart_resumes_and_searches_go_on(tmp_path):
+    """Upload 600 documents, stop the server while their job runs, start it again: the job
+    resumes and finishes, and the index holds every document once."""
+    env = {**os.environ, "BIORAG_HOME": str(tmp_path / "home"), "BIORAG_PROGRESS": "0"}
+    first = tmp_path / "c.jsonl"
+    first.write_text(json.dumps({"id": "31", "text": "Metformin lowers blood glucose."}) + "\n")
+    build = [*BIORAG, "index", "build", "--corpus", str(first), "--out", str(tmp_path / "idx")]
+    subprocess.run(build, env=env, check=True, capture_output=True, timeout=600)
+    many = "".join(
+        json.dumps({"id": str(5000 + i), "text": f"Compound {i} inhibits kinase {i % 37} in "
+                    f"cell line {i % 11}; dose {i} mg reduced tumour growth."}) + "\n"
+        for i in range(600)
+    )  # fmt: skip
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [*BIORAG, "serve", "--index", str(tmp_path / "idx"), "--port", str(port)]
+    log_path = tmp_path / "serve.log"
+    proc = start(cmd, env, log_path, base)
+    try:
+        r = httpx.post(f"{base}/v1/documents", files={"files": ("many.jsonl", many.encode())},
+                       timeout=60)  # fmt: skip
+        assert r.status_code == 202, r.text
+        job_id = r.json()["id"]
+        # searches answer while the job runs, from the index as it was
+        hits = httpx.post(f"{base}/v1/retrieve", json={"query": "metformin", "k": 1}, timeout=60)
+        assert hits.json()["passages"][0]["source_id"] == "31"
+    finally:
+        assert stop(proc) == 0, log_path.read_text()
+    proc = start(cmd, env, log_path, base)
+    try:
+        with httpx.stream("GET", f"{base}/v1/jobs/{job_id}/events", timeout=600) as events:
+            states = [json.loads(ln[6:]) for ln in events.iter_lines() if ln.startswith("data: ")]
+        final = states[-1]
+        assert final["status"] == "done", final
+        assert final["resumed"] == 1, "the job was not cut by the restart"
+        assert final["report"]["documents_total"] == 601
+        listed = httpx.get(f"{base}/v1/documents", params={"limit": 1}, timeout=60).json()
+        assert listed["total"] == 601 and listed["states"]["embedded"] == 601
+        hits = httpx.post(f"{base}/v1/retrieve", json={"query": "compound 599 kinase", "k": 1},
+                          timeout=60).json()  # fmt: skip
+        assert hits["passages"][0]["source_id"] == "5599"
+    finally:
+        assert stop(proc) == 0, log_path.read_text()

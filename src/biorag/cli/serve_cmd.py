@@ -28,6 +28,13 @@ def serve(
         8, "--max-concurrent-asks", help="asks answered at once; one more gets 503 Retry-After"
     ),
     method: str = typer.Option("retrieve-read", "--method", help="the default method"),
+    data_dir: Path = typer.Option(
+        None, "--data-dir", help="where document jobs and uploads are kept (default HOME/serve)"
+    ),
+    max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="largest document upload"),
+    rate_limit: int = typer.Option(
+        600, "--rate-limit", help="API calls a minute per key (per address without keys); 0: none"
+    ),
 ) -> None:
     """Serve the API (OpenAPI at /docs) and the page (/) on HOST:PORT."""
     try:
@@ -47,6 +54,8 @@ def serve(
     check_exposure(host, keys)
     if max_concurrent_asks < 1:
         raise BioragError("--max-concurrent-asks must be at least 1")
+    if max_upload_mb <= 0 or rate_limit < 0:
+        raise BioragError("--max-upload-mb must be positive and --rate-limit 0 or more")
     if method not in METHODS:
         raise BioragError(f"unknown method {method!r}; choose one of {', '.join(sorted(METHODS))}")
     for p in index:
@@ -57,6 +66,9 @@ def serve(
         api_keys=keys,
         max_concurrent_asks=max_concurrent_asks,
         default_method=method,
+        data_dir=data_dir,
+        max_upload_bytes=int(max_upload_mb * 1_000_000),
+        rate_limit_per_minute=rate_limit,
         # without keys only this machine may ask (check_exposure), by its own names
         allowed_hosts=None if keys else ["127.0.0.1", "localhost", "[::1]", host],
     )

@@ -31,7 +31,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from biorag.config import Settings, masked_dict
@@ -39,9 +39,11 @@ from biorag.errors import BioragError, LLMError
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
 from biorag.serve.asking import Asker, Slots
-from biorag.serve.auth import KeyCheck
+from biorag.serve.auth import KeyCheck, RateLimit
 from biorag.serve.documents import add_document_routes, event_stream, sse
 from biorag.serve.jobs import JobManager, UploadTooLarge
+from biorag.serve.metrics import CONTENT_TYPE as METRICS_TYPE
+from biorag.serve.metrics import Metrics
 from biorag.serve.schemas import AskRequest, ChatRequest, RetrieveRequest
 
 log = logging.getLogger("biorag.serve")
@@ -57,6 +59,8 @@ class ServerConfig:
     max_concurrent_asks: int = 8
     max_body_bytes: int = 1_000_000
     default_method: str = "retrieve-read"
+    #: API calls a minute per key (per client address without keys); 0: no limit.
+    rate_limit_per_minute: int = 0
     #: Where jobs and uploads are kept (None: ``<home>/serve``).
     data_dir: Path | None = None
     #: The most bytes one document upload may carry.
@@ -71,8 +75,10 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     indexes, closed at shutdown; a given one is the caller's to close)."""
     rt = runtime if runtime is not None else Runtime(settings, config.index_paths)
     shared = SharedLLM(settings)
-    asker = Asker(rt, shared, Slots(config.max_concurrent_asks), config.default_method, config.kg)
-    auth = KeyCheck(config.api_keys)
+    metrics = Metrics()
+    slots = Slots(config.max_concurrent_asks)
+    asker = Asker(rt, shared, slots, config.default_method, config.kg, metrics)
+    auth = KeyCheck(config.api_keys, RateLimit(config.rate_limit_per_minute))
     data_dir = config.data_dir or Path(settings.home) / "serve"
     jobs = JobManager(data_dir / "jobs", rt, settings, config.max_upload_bytes)
 
@@ -94,7 +100,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     app = FastAPI(title="biorag", lifespan=lifespan, docs_url="/docs", redoc_url=None)
     app.state.runtime, app.state.config, app.state.jobs = rt, config, jobs
-    _add_error_handlers(app)
+    _add_error_handlers(app, metrics)
     app.add_middleware(
         BodyLimit, max_body=config.max_body_bytes, max_upload=config.max_upload_bytes
     )
@@ -119,6 +125,10 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     @app.get("/", response_class=HTMLResponse)
     async def page() -> str:
         return resources.files("biorag.serve").joinpath("page/index.html").read_text("utf-8")
+
+    @app.get("/metrics", dependencies=[key])
+    async def show_metrics() -> Response:
+        return Response(metrics.exposition(jobs.list(limit=10_000)), media_type=METRICS_TYPE)
 
     @app.get("/v1/methods", dependencies=[key])
     async def methods() -> dict[str, Any]:
@@ -224,8 +234,8 @@ def _too_large(max_body: int) -> JSONResponse:
     return JSONResponse(body, status_code=413)
 
 
-def _add_error_handlers(app: FastAPI) -> None:
-    """JSON errors for every failure, and a log line per request."""
+def _add_error_handlers(app: FastAPI, metrics: Metrics) -> None:
+    """JSON errors for every failure, and a log line and metrics per request."""
 
     def error(status: int, kind: str, message: str, headers: Any = None) -> JSONResponse:
         body = {"error": {"type": kind, "message": message}}
@@ -235,8 +245,11 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def log_request(request: Request, call_next: Any) -> Any:
         started = time.perf_counter()
         response = await call_next(request)
+        seconds = time.perf_counter() - started
         log.info("%s %s %d %.3fs", request.method, request.url.path, response.status_code,
-                 time.perf_counter() - started)  # fmt: skip
+                 seconds)  # fmt: skip
+        route = getattr(request.scope.get("route"), "path", "other")
+        metrics.request(request.method, route, response.status_code, seconds)
         return response
 
     @app.exception_handler(BioragError)
@@ -257,7 +270,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
         kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
-                 413: "too_large", 503: "busy"}  # fmt: skip
+                 413: "too_large", 429: "rate_limited", 503: "busy"}  # fmt: skip
         return error(e.status_code, kinds.get(e.status_code, "error"), str(e.detail), e.headers)
 
     @app.exception_handler(RequestValidationError)

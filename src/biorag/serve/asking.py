@@ -23,6 +23,7 @@ from biorag.errors import BioragError, LLMError
 from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
+from biorag.serve.metrics import Metrics
 from biorag.serve.schemas import AskRequest
 
 log = logging.getLogger("biorag.serve")
@@ -54,6 +55,7 @@ class Asker:
     slots: Slots
     default_method: str
     kg: Any = None  # the served KG directory, for vectorgraphrag
+    metrics: Metrics | None = None
 
     def start(
         self, body: AskRequest, on_event: Callable[[str, dict[str, Any]], None] | None = None
@@ -77,6 +79,8 @@ class Asker:
             raise BioragError(f"method {method!r} retrieves evidence; this server has no index")
         question = Question(text=body.question, options=body.options, type=body.type)
         self.slots.take()
+        if self.metrics is not None:
+            self.metrics.in_flight.inc()
 
         async def answer() -> dict[str, Any]:
             with acc.run(), _listening(on_event):
@@ -87,6 +91,10 @@ class Asker:
 
         def done(t: asyncio.Task[Any]) -> None:
             self.slots.give()  # when the work ends, not when a client gives up waiting
+            if self.metrics is not None:
+                self.metrics.in_flight.dec()
+                failed = t.cancelled() or t.exception() is not None
+                self.metrics.ask(method, "error" if failed else "ok", acc.report())
             if not t.cancelled() and t.exception() is not None and getattr(t, "_abandoned", False):
                 log.warning("an ask whose client left failed: %s", t.exception())
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
+import math
 import os
 from pathlib import Path
+from typing import Any
 
 from fastapi import HTTPException, Request
 
@@ -54,11 +57,13 @@ class KeyCheck:
     """The dependency that guards the API: with keys configured, a request without one of them
     as its bearer token is a 401."""
 
-    def __init__(self, keys: frozenset[str]) -> None:
+    def __init__(self, keys: frozenset[str], rate_limit: RateLimit | None = None) -> None:
         self.keys = [k.encode() for k in keys]
+        self.rate_limit = rate_limit
 
     async def __call__(self, request: Request) -> None:
         if not self.keys:
+            self._limit(request.client.host if request.client else "?")
             return
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         given = token.strip().encode()
@@ -68,3 +73,41 @@ class KeyCheck:
                 "an API key is required: Authorization: Bearer KEY",
                 {"WWW-Authenticate": "Bearer"},
             )
+        self._limit(hashlib.sha256(given).hexdigest()[:16])  # keys are not kept as such
+
+    def _limit(self, who: str) -> None:
+        if self.rate_limit is not None:
+            self.rate_limit.check(who)
+
+
+class RateLimit:
+    """At most ``per_minute`` API calls a minute for each key (each client address when the
+    server has no keys), as a token bucket: a burst of ``per_minute`` calls, then one call per
+    ``60 / per_minute`` seconds; over it, 429 with ``Retry-After``. ``per_minute`` 0: no limit."""
+
+    def __init__(self, per_minute: int, clock: Any = None) -> None:
+        import time
+
+        self.per_minute = per_minute
+        self.clock = clock or time.monotonic
+        self._buckets: dict[str, tuple[float, float]] = {}  # who -> (tokens, when)
+
+    def check(self, who: str) -> None:
+        if self.per_minute <= 0:
+            return
+        now, rate = self.clock(), self.per_minute / 60.0
+        tokens, then = self._buckets.get(who, (float(self.per_minute), now))
+        tokens = min(float(self.per_minute), tokens + (now - then) * rate)
+        if tokens < 1.0:
+            self._buckets[who] = (tokens, now)
+            wait = max(1, math.ceil((1.0 - tokens) / rate))
+            raise HTTPException(
+                429,
+                f"over the limit of {self.per_minute} API calls a minute for this key; "
+                f"retry in {wait} s",
+                {"Retry-After": str(wait)},
+            )
+        self._buckets[who] = (tokens - 1.0, now)
+        if len(self._buckets) > 100_000:  # forget the oldest callers, not memory
+            for stale in sorted(self._buckets, key=lambda k: self._buckets[k][1])[:50_000]:
+                del self._buckets[stale]
