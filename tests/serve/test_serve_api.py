@@ -176,8 +176,7 @@ def test_the_page_renders_document_text_as_text():
     """The page puts documents and answers into the DOM as text: no innerHTML anywhere."""
     from importlib import resources
 
-    page = resources.files("biorag.serve").joinpath("page/index.html").read_text("utf-8")
-    script = page.split("<script>", 1)[1]
+    script = resources.files("biorag.serve").joinpath("page/page.js").read_text("utf-8")
     assert "innerHTML" not in script and "outerHTML" not in script
     assert "insertAdjacentHTML" not in script and "document.write" not in script
     assert script.count("textContent") >= 5

@@ -122,6 +122,11 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             return JSONResponse({"ready": False, "why": str(e)}, status_code=503)
         return JSONResponse({"ready": True, "indexes": names})
 
+    from starlette.staticfiles import StaticFiles
+
+    # the page's script, style and vendored libraries (cytoscape.js, MIT: vendor/)
+    app.mount("/static", StaticFiles(packages=[("biorag.serve", "page")]), name="static")
+
     @app.get("/", response_class=HTMLResponse)
     async def page() -> str:
         return resources.files("biorag.serve").joinpath("page/index.html").read_text("utf-8")

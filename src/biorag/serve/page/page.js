@@ -1,0 +1,395 @@
+// The biorag page: ask (stages and answer as they come, every sentence's citations opening
+// their passage), the answer's graph, documents (upload, jobs, remove) and settings.
+// Everything that comes from documents or the model is set as text (textContent, or a
+// cytoscape label drawn on a canvas), never as markup: a document holding <script> or a link
+// cannot run or navigate here.
+"use strict";
+const $ = (id) => document.getElementById(id);
+const biorag = (window.biorag = { answer: null, cy: null });
+$("key").value = sessionStorage.getItem("biorag-key") || "";
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+function headers(json) {
+  const h = json ? { "Content-Type": "application/json" } : {};
+  const key = $("key").value.trim();
+  if (key) { h["Authorization"] = "Bearer " + key; sessionStorage.setItem("biorag-key", key); }
+  return h;
+}
+
+async function call(path, options) {
+  const opts = options || {};
+  const res = await fetch(path, { ...opts, headers: { ...headers(opts.json), ...(opts.headers || {}) } });
+  if (!res.ok) {
+    const data = await res.json().catch(() => ({}));
+    if (res.status === 401) $("keybox").open = true;
+    throw new Error((data.error && data.error.message) || res.statusText);
+  }
+  return res;
+}
+const getJSON = async (path) => (await call(path)).json();
+
+// Server-Sent Events over fetch (EventSource cannot POST or send a key).
+async function readEvents(res, onEvent) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      let event = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      if (data) onEvent(event, JSON.parse(data));
+    }
+  }
+}
+
+function showError(where, message) {
+  where.replaceChildren(el("span", message, "error"));
+}
+
+// -- views ------------------------------------------------------------------------------------
+function showView(name) {
+  for (const tab of document.querySelectorAll(".tab")) {
+    if (tab.dataset.view === name) tab.setAttribute("aria-current", "page");
+    else tab.removeAttribute("aria-current");
+  }
+  for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "view-" + name;
+  if (name === "graph") drawGraph();
+  if (name === "documents") loadDocuments(true);
+  if (name === "settings") loadSettings();
+  history.replaceState(null, "", "#" + name);
+}
+for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showView(tab.dataset.view));
+
+// -- ask --------------------------------------------------------------------------------------
+async function loadMethods() {
+  try {
+    const data = await getJSON("/v1/methods");
+    const select = $("method");
+    select.replaceChildren();
+    for (const m of data.methods) {
+      const o = el("option", m);
+      o.value = m; o.selected = m === data.default;
+      select.append(o);
+    }
+  } catch (e) { showError($("status"), "methods: " + e.message); }
+}
+
+function parseOptions(text) {
+  const options = {};
+  for (const line of text.split("\n")) {
+    const m = line.match(/^\s*([A-Za-z0-9]{1,3})\s*[:.)]\s*(.+)$/);
+    if (m) options[m[1].toUpperCase()] = m[2].trim();
+  }
+  return options;
+}
+
+const words = (text) => new Set((text.toLowerCase().match(/[a-z0-9]{4,}/g) || []));
+
+// The passage's sentence that shares the most words with the answer sentence, marked.
+function markedPassage(text, sentence) {
+  const out = el("div");
+  const parts = text.split(/(?<=[.!?])\s+/);
+  const want = words(sentence || "");
+  let best = -1, bestScore = 0;
+  parts.forEach((p, i) => {
+    const score = [...words(p)].filter((w) => want.has(w)).length;
+    if (score > bestScore) { best = i; bestScore = score; }
+  });
+  parts.forEach((p, i) => {
+    out.append(i === best ? el("mark", p) : document.createTextNode(p));
+    if (i < parts.length - 1) out.append(document.createTextNode(" "));
+  });
+  return out;
+}
+
+function showEvidence(n, sentence) {
+  for (const li of $("evidence").children) {
+    const on = li.dataset.n === String(n);
+    li.classList.toggle("shown", on);
+    if (on) {
+      li.querySelector(".passage").replaceWith(Object.assign(markedPassage(li.dataset.text, sentence), { className: "passage" }));
+      li.scrollIntoView({ block: "nearest" });
+      li.focus();
+    }
+  }
+}
+
+async function openDocument(e) {
+  try {
+    const doc = await getJSON("/v1/documents/" + encodeURIComponent(e.doc_id || e.source_id));
+    $("doctitle").textContent = doc.title || doc.source_id || doc.id;
+    $("docmeta").textContent = [doc.corpus, doc.source_id, doc.id].filter(Boolean).join(" · ");
+    const text = doc.text || "", start = e.start || 0, end = e.end || 0;
+    const box = $("doctext");
+    box.replaceChildren();
+    if (end > start && end <= text.length) {
+      box.append(document.createTextNode(text.slice(0, start)), el("mark", text.slice(start, end)), document.createTextNode(text.slice(end)));
+    } else box.textContent = text;
+    $("docview").hidden = false;
+    const mark = box.querySelector("mark");
+    if (mark) mark.scrollIntoView({ block: "center" });
+    $("docclose").focus();
+  } catch (err) { showError($("status"), "document: " + err.message); }
+}
+$("docclose").addEventListener("click", () => { $("docview").hidden = true; });
+
+function evidenceItem(e, n) {
+  const li = el("li");
+  li.dataset.n = String(n); li.dataset.text = e.text || ""; li.tabIndex = -1;
+  const where = el("div", [e.corpus, e.title, e.source_id].filter(Boolean).join(" · "), "muted");
+  if (/^\d+$/.test(e.source_id || "")) {
+    const a = el("a", " PubMed");
+    a.href = "https://pubmed.ncbi.nlm.nih.gov/" + e.source_id + "/";
+    a.rel = "noopener noreferrer"; a.target = "_blank";
+    where.append(a);
+  }
+  if (e.kind !== "triplet" && (e.doc_id || e.source_id)) {
+    const open = el("button", "whole document", "link");
+    open.type = "button";
+    open.addEventListener("click", () => openDocument(e));
+    where.append(document.createTextNode(" "), open);
+  }
+  const passage = el("div", e.text || "", "passage");
+  li.append(where, passage);
+  return li;
+}
+
+function render(ans) {
+  biorag.answer = ans;
+  $("answer").hidden = false; $("draft").hidden = true;
+  $("letter").textContent = ans.answer ? (ans.answer + (ans.answer_text && ans.answer_text !== ans.answer ? ". " + ans.answer_text : "")) : "";
+  const numberOf = new Map();
+  $("evidence").replaceChildren(...(ans.evidence || []).map((e, i) => {
+    if (e.chunk_id) numberOf.set(e.chunk_id, i + 1);
+    return evidenceItem(e, i + 1);
+  }));
+  const para = $("sentences");
+  para.replaceChildren();
+  for (const s of ans.sentences || []) {
+    para.append(document.createTextNode(s.text + " "));
+    for (const c of s.chunk_ids || []) {
+      const n = numberOf.get(c);
+      if (!n) continue;
+      const b = el("button", "[" + n + "]", "cite");
+      b.type = "button";
+      b.setAttribute("aria-label", "show evidence " + n);
+      b.addEventListener("click", () => showEvidence(n, s.text));
+      para.append(b);
+    }
+    para.append(document.createTextNode(" "));
+  }
+  $("notes").textContent = (ans.notes || []).join(" · ");
+  const acc = ans.accounting || {}, total = acc.total || {};
+  $("accounting").textContent = `LLM calls ${total.calls || 0}, tokens ${(total.prompt_tokens || 0) + (total.completion_tokens || 0)}, ${(acc.wall_s || 0).toFixed(2)} s`;
+}
+
+function onStage(ev) {
+  const list = $("stages");
+  let li = list.querySelector(`li[data-stage="${CSS.escape(ev.stage)}"]`);
+  if (!li) { li = el("li"); li.dataset.stage = ev.stage; list.append(li); }
+  li.className = ev.status;
+  li.textContent = ev.stage + (ev.status === "started" ? " …" : ev.status === "finished" ? ` ✓ ${ev.seconds.toFixed(2)} s` : " failed");
+}
+
+$("ask").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("status").textContent = "answering…";
+  $("stages").replaceChildren(); $("answer").hidden = true; $("docview").hidden = true;
+  $("draft").textContent = ""; $("draft").hidden = false;
+  try {
+    const res = await call("/v1/ask", { method: "POST", json: true, body: JSON.stringify({
+      question: $("question").value, options: parseOptions($("options").value),
+      method: $("method").value || undefined, stream: true }) });
+    await readEvents(res, (kind, data) => {
+      if (kind === "stage") onStage(data);
+      else if (kind === "token") $("draft").textContent += data.text;
+      else if (kind === "result") { render(data); $("status").textContent = "answered"; }
+      else if (kind === "error") showError($("status"), data.message);
+    });
+  } catch (e) { showError($("status"), e.message); }
+});
+
+// -- graph ------------------------------------------------------------------------------------
+// CLAIMS: entity nodes, one edge per claim (its predicate), key claims bold, summary roots
+// thick. VectorGraphRAG: its ranked triplets. A click walks to the claim, its chunk and document.
+function graphElements(ans) {
+  const d = ans.details || {}, g = d.graph || {};
+  const nodes = [], edges = [];
+  if (g.nodes && g.edges) {
+    const key = new Set((d.claims_of_interest || []).map((c) => c.id));
+    const roots = new Set((d.summaries || []).map((s) => s.root_claim_id));
+    const claims = new Map((d.claims || []).map((c) => [c.id, c]));
+    for (const n of g.nodes) nodes.push({ data: { id: "n:" + n.id, label: n.name } });
+    for (const e of g.edges) {
+      edges.push({ data: { id: "e:" + e.claim_id, source: "n:" + e.source, target: "n:" + e.target,
+        label: e.predicate, claim: claims.get(e.claim_id) || { text: `${e.subject} ${e.predicate} ${e.object}` },
+        key: key.has(e.claim_id) ? 1 : 0, root: roots.has(e.claim_id) ? 1 : 0 } });
+    }
+  } else {
+    const ids = new Map();
+    const node = (name) => {
+      if (!ids.has(name)) { ids.set(name, "t:" + ids.size); nodes.push({ data: { id: ids.get(name), label: name } }); }
+      return ids.get(name);
+    };
+    (ans.evidence || []).filter((e) => e.kind === "triplet").forEach((e, i) => {
+      edges.push({ data: { id: "x:" + i, source: node(e.subject), target: node(e.object), label: e.predicate,
+        claim: { text: e.text, source_id: e.source_id }, key: i < 3 ? 1 : 0, root: 0 } });
+    });
+  }
+  return { nodes, edges };
+}
+
+function pick(claim) {
+  const box = $("graphpick");
+  box.replaceChildren(el("strong", "Claim: "), document.createTextNode(claim.text || ""));
+  const chunkOf = (biorag.answer.evidence || []).find((e) => e.chunk_id && e.chunk_id === claim.chunk_id);
+  if (chunkOf) {
+    const walk = el("button", "its passage and document", "link");
+    walk.type = "button";
+    walk.addEventListener("click", () => { showView("ask"); const n = (biorag.answer.evidence || []).indexOf(chunkOf) + 1; showEvidence(n, claim.text); openDocument(chunkOf); });
+    box.append(document.createTextNode(" "), walk);
+  } else if (claim.source_id) box.append(el("span", " (from " + claim.source_id + ")", "muted"));
+}
+
+function drawGraph() {
+  const ans = biorag.answer;
+  if (!ans) return;
+  const els = graphElements(ans);
+  $("graphnote").textContent = els.edges.length
+    ? `${els.nodes.length} entities, ${els.edges.length} claims or triplets (method ${ans.method}); bold: key claims. Select an edge to see its claim.`
+    : `The ${ans.method} method builds no graph for its answer.`;
+  if (biorag.cy) biorag.cy.destroy();
+  biorag.cy = cytoscape({
+    container: $("cy"), elements: els, wheelSensitivity: 0.3,
+    layout: { name: els.nodes.length > 80 ? "grid" : "cose", animate: false },
+    style: [
+      { selector: "node", style: { label: "data(label)", "font-size": 10, "background-color": "#0b5cad", width: 14, height: 14, "text-wrap": "ellipsis", "text-max-width": 120 } },
+      { selector: "edge", style: { label: "data(label)", "font-size": 8, width: "mapData(root, 0, 1, 1.5, 4)", "line-color": "#9aa5b1", "target-arrow-shape": "triangle", "target-arrow-color": "#9aa5b1", "curve-style": "bezier", "text-rotation": "autorotate" } },
+      { selector: "edge[key = 1]", style: { "line-color": "#c25e00", "target-arrow-color": "#c25e00", "font-weight": "bold" } },
+      { selector: ":selected", style: { "line-color": "#f0b400", "background-color": "#f0b400" } },
+    ],
+  });
+  biorag.cy.on("tap", "edge", (evt) => pick(evt.target.data("claim")));
+}
+
+// -- documents ----------------------------------------------------------------------------------
+let docOffset = 0;
+async function loadIndexes() {
+  try {
+    const ready = await (await fetch("/ready")).json();
+    $("index").replaceChildren(...(ready.indexes || []).map((n) => Object.assign(el("option", n), { value: n })));
+  } catch (e) { /* the server is starting */ }
+}
+
+async function loadDocuments(reset) {
+  if (reset) { docOffset = 0; $("doclist").replaceChildren(); }
+  try {
+    const index = $("index").value;
+    const page = await getJSON(`/v1/documents?offset=${docOffset}&limit=50` + (index ? "&index=" + encodeURIComponent(index) : ""));
+    $("doccount").textContent = `(${page.total} in ${page.corpus})`;
+    for (const d of page.documents) {
+      const tr = el("tr");
+      const remove = el("button", "remove", "remove");
+      remove.type = "button";
+      remove.setAttribute("aria-label", "remove document " + (d.source_id || d.id));
+      remove.addEventListener("click", () => removeDocument(d));
+      const cell = el("td"); cell.append(remove);
+      tr.append(el("td", d.source_id), el("td", d.title), el("td", d.state), el("td", String(d.chunks)), cell);
+      $("doclist").append(tr);
+    }
+    docOffset += page.documents.length;
+    $("more").hidden = docOffset >= page.total;
+  } catch (e) { showError($("docstatus"), e.message); }
+  loadJobs();
+}
+$("more").addEventListener("click", () => loadDocuments(false));
+$("index").addEventListener("change", () => loadDocuments(true));
+
+function jobItem(job) {
+  let li = $("jobs").querySelector(`li[data-id="${job.id}"]`);
+  if (!li) { li = el("li"); li.dataset.id = job.id; $("jobs").prepend(li); }
+  const what = job.kind === "add" ? `add ${job.files.length} file(s)` : `remove ${job.keys.join(", ")}`;
+  const bar = el("progress");
+  bar.max = job.total || 1; bar.value = job.status === "done" ? bar.max : job.done || 0;
+  bar.setAttribute("aria-label", "progress of job " + job.id);
+  const r = job.report || {};
+  const outcome = job.status === "done"
+    ? (job.kind === "add" ? `${r.documents_new} new, ${r.documents_total} in all, ${r.skipped || 0} skipped` : `${r.documents_removed} removed`)
+    : job.status === "failed" ? job.error : `${job.step || "waiting"} ${job.done}/${job.total ?? "?"}`;
+  li.className = "job " + job.status;
+  li.replaceChildren(el("span", `${what} → ${job.index}: ${job.status} `), bar, el("span", " " + (outcome || ""), job.status === "failed" ? "error" : "muted"));
+}
+
+async function follow(jobId) {
+  try {
+    const res = await call(`/v1/jobs/${jobId}/events`);
+    await readEvents(res, (kind, job) => {
+      jobItem(job);
+      if (job.status === "done") loadDocuments(true);
+    });
+  } catch (e) { showError($("docstatus"), e.message); }
+}
+
+async function loadJobs() {
+  try {
+    const { jobs } = await getJSON("/v1/jobs");
+    for (const job of jobs.slice(0, 20).reverse()) {
+      const known = $("jobs").querySelector(`li[data-id="${job.id}"]`);
+      jobItem(job);
+      if (!known && (job.status === "queued" || job.status === "running")) follow(job.id);
+    }
+  } catch (e) { /* shown by the document list */ }
+}
+
+$("upload").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const form = new FormData();
+  for (const f of $("files").files) form.append("files", f, f.name);
+  form.append("format", $("format").value);
+  if ($("index").value) form.append("index", $("index").value);
+  $("docstatus").textContent = "uploading…";
+  try {
+    const job = await (await call("/v1/documents", { method: "POST", body: form })).json();
+    $("docstatus").textContent = "uploaded; the job runs";
+    jobItem(job);
+    follow(job.id);
+    $("files").value = "";
+  } catch (e) { showError($("docstatus"), e.message); }
+});
+
+async function removeDocument(d) {
+  if (!confirm(`Remove document ${d.source_id || d.id} from the index?`)) return;
+  try {
+    const index = $("index").value;
+    const job = await (await call("/v1/documents/" + encodeURIComponent(d.id) + (index ? "?index=" + encodeURIComponent(index) : ""), { method: "DELETE" })).json();
+    jobItem(job);
+    follow(job.id);
+  } catch (e) { showError($("docstatus"), e.message); }
+}
+
+// -- settings -----------------------------------------------------------------------------------
+async function loadSettings() {
+  try { $("config").textContent = JSON.stringify(await getJSON("/v1/config"), null, 2); }
+  catch (e) { showError($("config"), e.message); }
+}
+
+$("key").addEventListener("change", () => { loadMethods(); loadIndexes(); });
+loadMethods();
+loadIndexes();
+const start = location.hash.slice(1);
+if (["ask", "graph", "documents", "settings"].includes(start)) showView(start);

@@ -1,0 +1,191 @@
+"""The page in a real browser (Playwright driving Debian's Chromium; skipped, saying why, where
+either is missing): ask and see a cited answer, open its passage and document, document markup
+that never runs, upload documents and watch the job finish, remove one, the answer's graph, and
+settings without secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("uvicorn")
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+
+CHROMIUM = os.environ.get("BIORAG_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).is_file():
+    pytest.skip(
+        "no Chromium for the browser tests: apt-get install chromium (or set BIORAG_CHROMIUM)",
+        allow_module_level=True,
+    )
+
+CANARY = "s3cret-canary-77"
+DOCS = [
+    {"id": "1001", "title": "Vitamin D trial",
+     "text": "Vitamin D supplementation did not reduce fracture risk in adults. "
+             "The trial followed 25,000 adults for five years."},
+    {"id": "1002", "title": "Statins",
+     "text": "Atorvastatin lowers LDL cholesterol. It reduces cardiovascular events."},
+    {"id": "1003", "title": "<b>Metformin</b>",
+     "text": "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> "
+             "[click me](javascript:window.__pwned=3) Metformin lowers blood glucose in "
+             "type 2 diabetes."},
+]  # fmt: skip
+# as root, offline: no sandbox, and none of Chromium's background connections
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(tmp_path, hash_embedder, index_of):
+    """The app over a three-document index, served by uvicorn in a thread on loopback."""
+    import uvicorn
+
+    from biorag.config import Settings
+    from biorag.methods.runtime import Runtime
+    from biorag.serve.app import ServerConfig, create_app
+
+    index = index_of(DOCS, "toy")
+    settings = Settings(
+        home=str(tmp_path / "home"), llm={"base_url": f"http://user:{CANARY}@127.0.0.1:9/v1"}
+    )
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    app = create_app(settings, ServerConfig(index_paths=[index]), runtime=rt)
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(30)
+    rt.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    pg = context.new_page()
+    dialogs: list[str] = []
+
+    def on_dialog(d):
+        dialogs.append(d.message)
+        d.accept()
+
+    pg.on("dialog", on_dialog)
+    pg.goto(server + "/")
+    pg.dialogs = dialogs  # type: ignore[attr-defined]
+    yield pg
+    context.close()
+
+
+def ask(page, question: str, method: str | None = None) -> None:
+    page.click("button[data-view=ask]")
+    page.fill("#question", question)
+    if method:
+        page.select_option("#method", method)
+    page.click("#ask button[type=submit]")
+    page.wait_for_selector("#answer:not([hidden])", timeout=60_000)
+
+
+def test_ask_shows_stages_and_a_cited_answer_whose_passage_opens(page):
+    ask(page, "Does vitamin D reduce fracture risk?")
+    stages = page.inner_text("#stages")
+    assert "retrieve ✓" in stages and "answer ✓" in stages
+    assert page.inner_text("#status") == "answered"
+    page.click("#sentences button.cite >> nth=0")
+    shown = page.locator("#evidence li.shown")
+    assert shown.count() == 1 and shown.locator("mark").count() == 1
+    assert "Vitamin D" in shown.inner_text() and "PubMed" in shown.inner_text()
+    href = shown.locator("a").get_attribute("href")
+    assert href == "https://pubmed.ncbi.nlm.nih.gov/1001/"
+    shown.locator("button", has_text="whole document").click()
+    page.wait_for_selector("#docview:not([hidden])")
+    assert page.inner_text("#doctitle") == "Vitamin D trial"
+    assert "Vitamin D supplementation" in page.inner_text("#doctext mark")
+
+
+def test_document_markup_is_shown_as_text_and_never_runs(page):
+    ask(page, "Does metformin lower blood glucose?")
+    evidence = page.inner_text("#evidence")
+    assert "<script>window.__pwned = 1</script>" in evidence and "<b>Metformin</b>" in evidence
+    assert page.locator("#evidence script, #evidence img, #evidence b").count() == 0
+    assert page.locator("#evidence a[href^=javascript]").count() == 0
+    item = page.locator("#evidence li", has_text="Metformin lowers")
+    item.locator("button", has_text="whole document").click()
+    page.wait_for_selector("#docview:not([hidden])")
+    assert "onerror" in page.inner_text("#doctext") and page.locator("#doctext img").count() == 0
+    assert page.evaluate("window.__pwned") is None and page.dialogs == []
+
+
+def test_upload_watch_the_job_finish_then_remove_a_document(page, tmp_path):
+    new = tmp_path / "new.jsonl"
+    new.write_text(json.dumps({"id": "2001", "text": "Semaglutide reduced body weight."}) + "\n")
+    page.click("button[data-view=documents]")
+    page.wait_for_selector("#doclist tr")
+    assert page.locator("#doclist tr").count() == 3
+    page.set_input_files("#files", str(new))
+    page.click("#upload button[type=submit]")
+    page.wait_for_selector("#jobs li.job.done", timeout=60_000)
+    assert "1 new, 4 in all" in page.inner_text("#jobs")
+    page.wait_for_selector("#doclist tr:has-text('2001')")
+    page.locator("#doclist tr", has_text="2001").locator("button.remove").click()
+    page.wait_for_function("document.querySelectorAll('#jobs li.job.done').length === 2",
+                           timeout=60_000)  # fmt: skip
+    assert "1 removed" in page.inner_text("#jobs")
+    page.wait_for_function("!document.getElementById('doclist').innerText.includes('2001')")
+    assert page.dialogs == ["Remove document 2001 from the index?"]
+
+
+def test_the_graph_view_draws_the_answers_claim_graph(page):
+    ask(page, "Does atorvastatin lower LDL cholesterol?", method="claims")
+    assert "extract ✓" in page.inner_text("#stages")
+    page.click("button[data-view=graph]")
+    page.wait_for_selector("#cy canvas")
+    edges = page.evaluate("window.biorag.cy.edges().length")
+    assert edges > 0 and page.evaluate("window.biorag.cy.nodes().length") >= 2
+    assert "claims" in page.inner_text("#graphnote")
+    page.evaluate("window.biorag.cy.edges()[0].emit('tap')")
+    assert page.inner_text("#graphpick").startswith("Claim:")
+    walk = page.locator("#graphpick button")
+    if walk.count():  # the claim's chunk is among the evidence: walk to it
+        walk.click()
+        page.wait_for_selector("#docview:not([hidden])")
+        assert page.locator("#evidence li.shown").count() == 1
+
+
+def test_settings_show_the_config_without_secrets(page):
+    page.click("button[data-view=settings]")
+    page.wait_for_function("document.getElementById('config').textContent.length > 10")
+    text = page.inner_text("#config")
+    assert '"settings"' in text and CANARY not in text and CANARY not in page.content()
