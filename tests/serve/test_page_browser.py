@@ -61,15 +61,26 @@ def server(tmp_path, hash_embedder, index_of):
     import uvicorn
 
     from biorag.config import Settings
+    from biorag.kg import Triplet, open_store
     from biorag.methods.runtime import Runtime
     from biorag.serve.app import ServerConfig, create_app
 
     index = index_of(DOCS, "toy")
+    kg = open_store(tmp_path / "kg")
+    kg.add_triplets([
+        Triplet(subject="Trastuzumab", predicate="treats", object="Breast Neoplasms",
+                source_id="12345", model="rule-based"),
+        Triplet(subject="Trastuzumab", predicate="targets", object="HER2", source_id="12345"),
+        Triplet(subject="HER2", predicate="associated with", object="Breast Neoplasms"),
+        Triplet(subject="Paclitaxel", predicate="treats", object="Breast Neoplasms"),
+    ])  # fmt: skip
+    kg.close()
     settings = Settings(
         home=str(tmp_path / "home"), llm={"base_url": f"http://user:{CANARY}@127.0.0.1:9/v1"}
     )
     rt = Runtime(settings, [index], embedder=hash_embedder)
-    app = create_app(settings, ServerConfig(index_paths=[index]), runtime=rt)
+    config = ServerConfig(index_paths=[index], kg=tmp_path / "kg")
+    app = create_app(settings, config, runtime=rt)
     port = free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -182,6 +193,31 @@ def test_the_graph_view_draws_the_answers_claim_graph(page):
         walk.click()
         page.wait_for_selector("#docview:not([hidden])")
         assert page.locator("#evidence li.shown").count() == 1
+
+
+def test_the_graph_view_explores_the_knowledge_graph(page):
+    page.click("button[data-view=graph]")
+    page.wait_for_selector("#explore:not([hidden])")
+    page.fill("#entity", "Trastu")
+    page.click("#explore button[type=submit]")
+    page.wait_for_function("document.getElementById('graphnote').textContent.includes('mean')")
+    assert "Did you mean: Trastuzumab?" in page.inner_text("#graphnote")
+    page.fill("#entity", "Trastuzumab")
+    page.click("#explore button[type=submit]")
+    page.wait_for_function(
+        "document.getElementById('graphnote').textContent.includes('2 triplets')"
+    )
+    page.evaluate("window.biorag.cy.edges().filter(e => e.data('label') === 'treats').emit('tap')")
+    pick = page.inner_text("#graphpick")
+    assert "Trastuzumab — treats → Breast Neoplasms" in pick and "12345" in pick
+    assert page.locator("#graphpick a").get_attribute("href").endswith("/12345/")
+    # a click on a node walks on: Breast Neoplasms has three triplets around it
+    page.evaluate("window.biorag.cy.nodes().filter(n => n.data('label') === 'Breast Neoplasms')"
+                  ".emit('tap')")  # fmt: skip
+    page.wait_for_function(
+        "document.getElementById('graphnote').textContent.includes('3 triplets')"
+    )
+    assert page.input_value("#entity") == "Breast Neoplasms"
 
 
 def test_settings_show_the_config_without_secrets(page):

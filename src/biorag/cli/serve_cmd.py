@@ -19,6 +19,7 @@ from biorag.errors import BioragError
 def serve(
     index: list[Path] = typer.Option([], "--index", help="index directory (repeat per corpus)"),
     kg: Path = typer.Option(None, "--kg", help="knowledge-graph directory for vectorgraphrag"),
+    strata: Path = typer.Option(None, "--strata", help="BioStrataKG directory (strata queries)"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on"),
     port: int = typer.Option(8000, "--port", help="port to listen on"),
     api_keys_file: Path = typer.Option(
@@ -60,9 +61,17 @@ def serve(
         raise BioragError(f"unknown method {method!r}; choose one of {', '.join(sorted(METHODS))}")
     for p in index:
         read_manifest(p)  # a missing or foreign directory fails here, not on the first ask
+    for option, graph in (("kg", kg), ("strata", strata)):
+        if graph is not None and not (graph / "kg.sqlite").is_file():
+            raise BioragError(
+                f"{graph} holds no knowledge graph (no kg.sqlite); build one with "
+                f"biorag {'kg' if option == 'kg' else 'strata'} build --out {graph}",
+                param=option,
+            )
     config = ServerConfig(
         index_paths=list(index),
         kg=kg,
+        strata=strata,
         api_keys=keys,
         max_concurrent_asks=max_concurrent_asks,
         default_method=method,

@@ -41,6 +41,7 @@ from biorag.methods.runtime import Runtime
 from biorag.serve.asking import Asker, Slots
 from biorag.serve.auth import KeyCheck, RateLimit
 from biorag.serve.documents import add_document_routes, event_stream, sse
+from biorag.serve.graphs import add_graph_routes
 from biorag.serve.jobs import JobManager, UploadTooLarge
 from biorag.serve.metrics import CONTENT_TYPE as METRICS_TYPE
 from biorag.serve.metrics import Metrics
@@ -55,6 +56,8 @@ class ServerConfig:
 
     index_paths: list[Path] = field(default_factory=list)
     kg: Path | None = None
+    #: A BioStrataKG directory (``biorag strata build --out``) for the strata queries.
+    strata: Path | None = None
     api_keys: frozenset[str] = frozenset()
     max_concurrent_asks: int = 8
     max_body_bytes: int = 1_000_000
@@ -167,6 +170,8 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             jobs_started()
 
         add_document_routes(app, jobs, rt, Depends(auth), Depends(started))
+
+    add_graph_routes(app, config.kg, config.strata, key)
 
     @app.get("/v1/documents/{key_}", dependencies=[key])
     async def document(key_: str) -> dict[str, Any]:

@@ -268,24 +268,88 @@ function pick(claim) {
 
 function drawGraph() {
   const ans = biorag.answer;
-  if (!ans) return;
+  if (!ans || biorag.drawn === ans) return;  // drawn already, or a KG exploration is shown
+  biorag.drawn = ans;
   const els = graphElements(ans);
   $("graphnote").textContent = els.edges.length
     ? `${els.nodes.length} entities, ${els.edges.length} claims or triplets (method ${ans.method}); bold: key claims. Select an edge to see its claim.`
     : `The ${ans.method} method builds no graph for its answer.`;
+  drawElements(els, (d) => pick(d.claim));
+}
+
+// The served knowledge graphs: an entity's neighbourhood (a click on a node walks on from it,
+// on an edge shows its triplet and source), and BioStrataKG's question families.
+async function loadGraphs() {
+  try {
+    const stats = await getJSON("/v1/kg/stats");
+    const names = Object.keys(stats);
+    $("kgname").replaceChildren(...names.map((n) => Object.assign(el("option", `${n} (${stats[n].entities} entities)`), { value: n })));
+    $("explore").hidden = names.length === 0;
+    $("strata").hidden = !("strata" in stats);
+  } catch (e) { /* no key yet */ }
+}
+
+function drawElements(els, onEdge, onNode) {
   if (biorag.cy) biorag.cy.destroy();
   biorag.cy = cytoscape({
     container: $("cy"), elements: els, wheelSensitivity: 0.3,
     layout: { name: els.nodes.length > 80 ? "grid" : "cose", animate: false },
     style: [
       { selector: "node", style: { label: "data(label)", "font-size": 10, "background-color": "#0b5cad", width: 14, height: 14, "text-wrap": "ellipsis", "text-max-width": 120 } },
+      { selector: "node[center = 1]", style: { "background-color": "#c25e00", width: 22, height: 22, "font-weight": "bold" } },
       { selector: "edge", style: { label: "data(label)", "font-size": 8, width: "mapData(root, 0, 1, 1.5, 4)", "line-color": "#9aa5b1", "target-arrow-shape": "triangle", "target-arrow-color": "#9aa5b1", "curve-style": "bezier", "text-rotation": "autorotate" } },
       { selector: "edge[key = 1]", style: { "line-color": "#c25e00", "target-arrow-color": "#c25e00", "font-weight": "bold" } },
       { selector: ":selected", style: { "line-color": "#f0b400", "background-color": "#f0b400" } },
     ],
   });
-  biorag.cy.on("tap", "edge", (evt) => pick(evt.target.data("claim")));
+  biorag.cy.on("tap", "edge", (evt) => onEdge(evt.target.data()));
+  if (onNode) biorag.cy.on("tap", "node", (evt) => onNode(evt.target.data("label")));
 }
+
+async function explore(entity) {
+  $("entity").value = entity;
+  try {
+    const hood = await getJSON(`/v1/kg/neighbourhood?direction=both&entity=${encodeURIComponent(entity)}&graph=${encodeURIComponent($("kgname").value || "kg")}`);
+    if (!hood.found) {
+      $("graphnote").textContent = `No entity "${entity}" in the graph.` + (hood.suggestions.length ? " Did you mean: " + hood.suggestions.join(", ") + "?" : "");
+      return;
+    }
+    const nodes = hood.nodes.map((n) => ({ data: { id: "k:" + n.id, label: n.label, center: n.center ? 1 : 0 } }));
+    const edges = hood.edges.map((e, i) => ({ data: { id: "ke:" + i, source: "k:" + e.source, target: "k:" + e.target, label: e.predicate, key: 0, root: 0, triplet: e } }));
+    $("graphnote").textContent = `${entity}: ${edges.length} triplets around it. Select a node to walk on, an edge to see its source.`;
+    drawElements({ nodes, edges }, (d) => {
+      const t = d.triplet, box = $("graphpick");
+      box.replaceChildren(el("strong", "Triplet: "), document.createTextNode(`${t.source} — ${t.predicate} → ${t.target}`),
+        el("span", ` (from ${t.source_id || "?"}, ${t.model || "?"})`, "muted"));
+      if (/^\d+$/.test(t.source_id || "")) {
+        const a = el("a", " PubMed");
+        a.href = "https://pubmed.ncbi.nlm.nih.gov/" + t.source_id + "/"; a.rel = "noopener noreferrer"; a.target = "_blank";
+        box.append(a);
+      }
+    }, explore);
+  } catch (e) { showError($("graphnote"), e.message); }
+}
+$("explore").addEventListener("submit", (ev) => { ev.preventDefault(); explore($("entity").value.trim()); });
+
+$("strata").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const list = $("sresult");
+  try {
+    const data = await getJSON(`/v1/strata/${$("squery").value}?name=${encodeURIComponent($("sname").value.trim())}`);
+    const r = data.result, rows = [];
+    if (data.query === "methods-of") {
+      for (const k of ["methods", "datasets"]) rows.push(`${k}: ` + (r[k].map(([m, n]) => `${m} (${n})`).join(", ") || "none"));
+    } else {
+      for (const x of r) {
+        if (data.query === "drugs-for") rows.push(`${x.drug} ${x.relation} (papers: ${x.papers.join(", ")})`);
+        else if (data.query === "gene-disease") rows.push(`${x.path.join(" → ")} (papers: ${x.papers.join(", ")})`);
+        else if (data.query === "drug-drug") rows.push(`${x.direction === "out" ? x.drug : x.other} ${x.relation} ${x.direction === "out" ? x.other : x.drug} (papers: ${x.papers.join(", ")})`);
+        else rows.push(`${x.pid} (${x.year || "-"}) ${x.title}`);
+      }
+    }
+    list.replaceChildren(...(rows.length ? rows : ["no results"]).map((t) => el("li", t)));
+  } catch (e) { showError(list, e.message); }
+});
 
 // -- documents ----------------------------------------------------------------------------------
 let docOffset = 0;
@@ -388,8 +452,9 @@ async function loadSettings() {
   catch (e) { showError($("config"), e.message); }
 }
 
-$("key").addEventListener("change", () => { loadMethods(); loadIndexes(); });
+$("key").addEventListener("change", () => { loadMethods(); loadIndexes(); loadGraphs(); });
 loadMethods();
 loadIndexes();
+loadGraphs();
 const start = location.hash.slice(1);
 if (["ask", "graph", "documents", "settings"].includes(start)) showView(start);
