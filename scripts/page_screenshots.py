@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 # as root, offline: no sandbox, and none of Chromium's background connections
 FLAGS = [
@@ -42,6 +42,7 @@ def main() -> int:
     ap.add_argument("--index", default=".biorag/demo-index")
     ap.add_argument("--out", default="docs/screenshots")
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    ap.add_argument("--datasets", default="../shared/data", help="for the runs view")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -52,6 +53,9 @@ def main() -> int:
     env = {**os.environ, "BIORAG_PROGRESS": "0", "BIORAG_HOME": home}
     cmd = [sys.executable, "-m", "biorag.cli.main", "serve", "--index", args.index,
            "--port", str(port), "--method", "claims"]  # fmt: skip
+    with_runs = Path(args.datasets, "pubmedqa", "ori_pqal.json").is_file()
+    if with_runs:
+        cmd += ["--datasets", args.datasets]
     proc = subprocess.Popen(cmd, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -66,7 +70,7 @@ def main() -> int:
                 print("the server did not come up", file=sys.stderr)
                 return 1
             time.sleep(0.5)
-        shoot(base, out, args.chromium)
+        shoot(base, out, args.chromium, with_runs)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
@@ -74,7 +78,28 @@ def main() -> int:
     return 0
 
 
-def shoot(base: str, out: Path, chromium: str) -> None:
+def shoot_runs(page: Page, out: Path) -> None:
+    """Two small PubMedQA runs (the demo index holds other questions' abstracts: floor scores),
+    one opened, the two compared."""
+    page.click("button[data-view=runs]")
+    for name, method in (("pubmedqa-claims", "claims"), ("pubmedqa-rr", "retrieve-read")):
+        page.fill("#runname", name)
+        page.fill("#rundata", "pubmedqa/ori_pqal.json")
+        page.fill("#runlimit", "10")
+        page.select_option("#runmethods", [method])
+        page.click("#newrun button[type=submit]")
+        done = f"#runlist tr:has-text('{name}'):has-text('done')"
+        page.wait_for_selector(done, timeout=600_000)
+    page.locator("#runlist tr", has_text="pubmedqa-claims").locator("button").click()
+    page.wait_for_selector("#rundetail:not([hidden])")
+    page.select_option("#cmpa", "pubmedqa-claims")
+    page.select_option("#cmpb", "pubmedqa-rr")
+    page.click("#compare button[type=submit]")
+    page.wait_for_selector("#cmpresult tr")
+    page.screenshot(path=str(out / "runs.png"), full_page=True)
+
+
+def shoot(base: str, out: Path, chromium: str, with_runs: bool) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=FLAGS)
         for name, size in (("laptop", {"width": 1280, "height": 900}),
@@ -100,6 +125,8 @@ def shoot(base: str, out: Path, chromium: str) -> None:
             page.click("button[data-view=documents]")
             page.wait_for_selector("#doclist tr")
             page.screenshot(path=str(out / "documents.png"))
+            if with_runs:
+                shoot_runs(page, out)
             page.click("button[data-view=settings]")
             page.wait_for_function("document.getElementById('config').textContent.length > 10")
             page.screenshot(path=str(out / "settings.png"))

@@ -79,7 +79,17 @@ def server(tmp_path, hash_embedder, index_of):
         home=str(tmp_path / "home"), llm={"base_url": f"http://user:{CANARY}@127.0.0.1:9/v1"}
     )
     rt = Runtime(settings, [index], embedder=hash_embedder)
-    config = ServerConfig(index_paths=[index], kg=tmp_path / "kg")
+    datasets = tmp_path / "datasets"
+    datasets.mkdir()
+    questions = {
+        str(1001 + i): {"QUESTION": q, "CONTEXTS": ["A trial."], "LABELS": ["RESULTS"],
+                        "MESHES": [], "YEAR": "2020", "LONG_ANSWER": "x", "final_decision": a}
+        for i, (q, a) in enumerate([("Does vitamin D reduce fracture risk?", "no"),
+                                    ("Does atorvastatin lower LDL cholesterol?", "yes"),
+                                    ("Does metformin lower blood glucose?", "yes")])
+    }  # fmt: skip
+    (datasets / "ori_pqal.json").write_text(json.dumps(questions))
+    config = ServerConfig(index_paths=[index], kg=tmp_path / "kg", datasets_dir=datasets)
     app = create_app(settings, config, runtime=rt)
     port = free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -218,6 +228,30 @@ def test_the_graph_view_explores_the_knowledge_graph(page):
         "document.getElementById('graphnote').textContent.includes('3 triplets')"
     )
     assert page.input_value("#entity") == "Breast Neoplasms"
+
+
+def test_runs_start_finish_open_and_compare(page):
+    page.click("button[data-view=runs]")
+    for name, method in (("first", "claims"), ("second", "retrieve-read")):
+        page.fill("#runname", name)
+        page.fill("#rundata", "ori_pqal.json")
+        page.fill("#runlimit", "3")
+        page.select_option("#runmethods", [method])
+        page.click("#newrun button[type=submit]")
+        page.wait_for_selector(f"#runlist tr:has-text('{name}'):has-text('done')", timeout=60_000)
+    row = page.locator("#runlist tr", has_text="first")
+    assert "claims accuracy" in row.inner_text()
+    row.locator("button", has_text="open").click()
+    page.wait_for_selector("#rundetail:not([hidden])")
+    assert page.locator("#runchart .bar").count() == 1
+    assert page.locator("#runanswers tr").count() == 3
+    assert "1001" in page.inner_text("#runanswers")
+    page.select_option("#cmpa", "first")
+    page.select_option("#cmpb", "second")
+    page.click("#compare button[type=submit]")
+    page.wait_for_selector("#cmpresult tr:has-text('retrieve-read')")
+    table = page.inner_text("#cmpresult")
+    assert "first" in table and "second" in table and "accuracy" in table
 
 
 def test_settings_show_the_config_without_secrets(page):

@@ -29,6 +29,9 @@ def serve(
         8, "--max-concurrent-asks", help="asks answered at once; one more gets 503 Retry-After"
     ),
     method: str = typer.Option("retrieve-read", "--method", help="the default method"),
+    datasets: Path = typer.Option(
+        None, "--datasets", help="folder of benchmark files evaluation runs may read"
+    ),
     data_dir: Path = typer.Option(
         None, "--data-dir", help="where document jobs and uploads are kept (default HOME/serve)"
     ),
@@ -55,6 +58,8 @@ def serve(
     check_exposure(host, keys)
     if max_concurrent_asks < 1:
         raise BioragError("--max-concurrent-asks must be at least 1")
+    if datasets is not None and not datasets.is_dir():
+        raise BioragError(f"{datasets} is not a folder of datasets", param="datasets")
     if max_upload_mb <= 0 or rate_limit < 0:
         raise BioragError("--max-upload-mb must be positive and --rate-limit 0 or more")
     if method not in METHODS:
@@ -76,6 +81,7 @@ def serve(
         max_concurrent_asks=max_concurrent_asks,
         default_method=method,
         data_dir=data_dir,
+        datasets_dir=datasets,
         max_upload_bytes=int(max_upload_mb * 1_000_000),
         rate_limit_per_minute=rate_limit,
         # without keys only this machine may ask (check_exposure), by its own names

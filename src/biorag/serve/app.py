@@ -45,6 +45,7 @@ from biorag.serve.graphs import add_graph_routes
 from biorag.serve.jobs import JobManager, UploadTooLarge
 from biorag.serve.metrics import CONTENT_TYPE as METRICS_TYPE
 from biorag.serve.metrics import Metrics
+from biorag.serve.runs import RunManager, add_run_routes
 from biorag.serve.schemas import AskRequest, ChatRequest, RetrieveRequest
 
 log = logging.getLogger("biorag.serve")
@@ -64,6 +65,8 @@ class ServerConfig:
     default_method: str = "retrieve-read"
     #: API calls a minute per key (per client address without keys); 0: no limit.
     rate_limit_per_minute: int = 0
+    #: Datasets evaluation runs may read (None: the server starts no runs).
+    datasets_dir: Path | None = None
     #: Where jobs and uploads are kept (None: ``<home>/serve``).
     data_dir: Path | None = None
     #: The most bytes one document upload may carry.
@@ -84,6 +87,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     auth = KeyCheck(config.api_keys, RateLimit(config.rate_limit_per_minute))
     data_dir = config.data_dir or Path(settings.home) / "serve"
     jobs = JobManager(data_dir / "jobs", rt, settings, config.max_upload_bytes)
+    runs = RunManager(data_dir / "runs", config.datasets_dir, rt, settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -92,10 +96,13 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         await asyncio.to_thread(_warm, rt)
         if rt.index_paths:
             jobs.start()  # jobs a stopped server left unfinished resume now
+        if config.datasets_dir is not None:
+            runs.start()  # and so do its runs
         try:
             yield
         finally:
             try:
+                runs.stop()
                 await asyncio.to_thread(jobs.stop)
                 await shared.aclose()
             finally:
@@ -103,6 +110,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     app = FastAPI(title="biorag", lifespan=lifespan, docs_url="/docs", redoc_url=None)
     app.state.runtime, app.state.config, app.state.jobs = rt, config, jobs
+    app.state.runs = runs
     _add_error_handlers(app, metrics)
     app.add_middleware(
         BodyLimit, max_body=config.max_body_bytes, max_upload=config.max_upload_bytes
@@ -172,6 +180,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         add_document_routes(app, jobs, rt, Depends(auth), Depends(started))
 
     add_graph_routes(app, config.kg, config.strata, key)
+    add_run_routes(app, runs, key)
 
     @app.get("/v1/documents/{key_}", dependencies=[key])
     async def document(key_: str) -> dict[str, Any]:
