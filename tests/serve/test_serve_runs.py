@@ -111,7 +111,7 @@ async def test_bad_run_requests_are_4xx(tmp_path, hash_embedder, index_of, datas
     c2, _ = client_for(tmp_path / "b", hash_embedder, index_of(DOCS, "toy"))
     async with c2:
         r = await c2.post("/v1/runs", json=ok)
-        assert r.status_code == 400 and "--datasets DIR" in r.json()["error"]["message"]
+        assert r.status_code == 404 and "--datasets DIR" in r.json()["error"]["message"]
 
 
 def test_a_run_left_running_is_resumed_by_the_next_server(

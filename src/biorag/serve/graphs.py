@@ -65,7 +65,7 @@ def add_graph_routes(app: FastAPI, kg: Path | None, strata: Path | None, key: De
     ) -> FileResponse:
         where = graph_dir(graph)
         path, tmp = await asyncio.to_thread(_export, where, format)
-        cleanup = BackgroundTask(shutil.rmtree, tmp, ignore_errors=True)
+        cleanup = BackgroundTask(tmp.cleanup)
         return FileResponse(path, filename=f"{graph}-{path.name}", background=cleanup)
 
     @app.get("/v1/strata/{query}", dependencies=[key])
@@ -133,21 +133,27 @@ def _neighbourhood(path: Path, entity: str, direction: str, limit: int) -> dict[
     }
 
 
-def _export(path: Path, fmt: str) -> tuple[Path, Path]:
-    """The export file (neo4j-csv: a zip) in a temporary directory, and that directory."""
+def _export(path: Path, fmt: str) -> tuple[Path, tempfile.TemporaryDirectory[str]]:
+    """The export file (neo4j-csv: a zip) in a temporary directory, and that directory (removed
+    once the response is sent)."""
     from biorag.kg.export import export_kg
     from biorag.kg.store import open_store
 
-    tmp = Path(tempfile.mkdtemp(prefix="biorag-export-"))
-    (tmp / "out").mkdir()  # a directory: each format writes its file(s) by its own name
-    store = open_store(path)
+    tmp = tempfile.TemporaryDirectory(prefix="biorag-export-")
+    out = Path(tmp.name) / "out"
+    out.mkdir()  # a directory: each format writes its file(s) by its own name
     try:
-        files = export_kg(store, fmt, tmp / "out")  # type: ignore[arg-type]
-    finally:
-        store.close()
-    if fmt != "neo4j-csv":
-        return files[0], tmp
-    return Path(shutil.make_archive(str(tmp / "kg-neo4j-csv"), "zip", tmp / "out")), tmp
+        store = open_store(path)
+        try:
+            files = export_kg(store, fmt, out)  # type: ignore[arg-type]
+        finally:
+            store.close()
+        if fmt != "neo4j-csv":
+            return files[0], tmp
+        return Path(shutil.make_archive(str(Path(tmp.name) / "kg-neo4j-csv"), "zip", out)), tmp
+    except BaseException:
+        tmp.cleanup()
+        raise
 
 
 def _strata_query(path: Path, query: str, name: str) -> Any:

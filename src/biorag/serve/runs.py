@@ -96,8 +96,9 @@ class RunManager:
         from biorag.corpus.datasets import canonical_name
         from biorag.methods.registry import METHODS
 
-        if self.datasets is None:
-            raise BioragError("this server runs no evaluations: start it with --datasets DIR")
+        if self.datasets is None:  # the server's configuration, not the request's mistake
+            raise HTTPException(404, "this server runs no evaluations: it was started without "
+                                     "a datasets folder (biorag serve --datasets DIR)")  # fmt: skip
         canonical_name(req.dataset)
         unknown = [m for m in req.methods if m not in METHODS]
         if unknown:
