@@ -207,3 +207,19 @@ def test_regex_answer_extraction_reports_failure(tmp_path):
         Question(text="LDL?", options=OPTS)
     )
     assert ans.parse_failed and ans.answer == ""
+
+
+def test_method_options_convert_to_their_defaults_types_or_fail_clearly():
+    from biorag.errors import BioragError
+    from biorag.methods.context import typed_options
+
+    defaults = {"k": 10, "threshold": 0.8, "directed": False, "mode": "batched", "retriever": None}
+    given = {"k": "5", "threshold": 1, "directed": "true", "mode": "faithful", "retriever": "bm25"}
+    assert typed_options("m", given, defaults) == {
+        "k": 5, "threshold": 1.0, "directed": True, "mode": "faithful", "retriever": "bm25"
+    }  # fmt: skip
+    for bad, words in (({"k": "x"}, "k must be a whole number"), ({"k": 2.5}, "whole number"),
+                       ({"k": True}, "whole number"), ({"threshold": None}, "a number"),
+                       ({"directed": "maybe"}, "true or false")):  # fmt: skip
+        with pytest.raises(BioragError, match=words):
+            typed_options("m", bad, defaults)

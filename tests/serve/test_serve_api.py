@@ -32,7 +32,9 @@ def client_for(tmp_path, hash_embedder, index, **config) -> httpx.AsyncClient:
     settings = Settings(home=str(tmp_path / "home"))
     rt = Runtime(settings, [index], embedder=hash_embedder)
     app = create_app(settings, ServerConfig(index_paths=[index], **config), runtime=rt)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app, raise_app_exceptions=False), base_url="http://t"
+    )
 
 
 async def test_ask_returns_a_cited_answer_with_its_evidence(tmp_path, hash_embedder, index):
@@ -62,6 +64,10 @@ async def test_bad_input_is_a_json_4xx_never_a_500(tmp_path, hash_embedder, inde
             (await c.post("/v1/ask", json={"question": "q?", "method": "nope"}), 400),
             (await c.post("/v1/ask", json={"question": "q?", "surprise": 1}), 422),
             (await c.post("/v1/ask", json={"question": "q?", "method_options": {"k": "a"}}), 400),
+            (await c.post("/v1/ask", json={"question": "q?", "method": "claims",
+                                           "method_options": {"top_k": "x"}}), 400),
+            (await c.post("/v1/ask", json={"question": "q?", "method": "raptor", "stream": True,
+                                           "method_options": {"summary_tokens": "x"}}), 400),
             (await c.post("/v1/retrieve", json={"query": "q", "k": 10_000}), 422),
             (await c.post("/v1/ask", content=b"x" * 5000, headers=JSON), 413),
             (await c.get("/v1/documents/nope"), 404),
@@ -170,6 +176,10 @@ async def test_a_streamed_ask_that_fails_ends_with_an_error_event(
         assert kind == "error" and data["type"] == "internal" and "secret" not in r.text
         ok = await c.post("/v1/ask", json={"question": "q?", "method": "closed-book"})
         assert ok.status_code == 200  # the slot was given back
+        whole = await c.post("/v1/ask", json={"question": "q?"})
+        assert whole.status_code == 500 and "secret" not in whole.text
+        metrics = (await c.get("/metrics")).text
+        assert 'route="/v1/ask",status="500"} 1.0' in metrics
 
 
 def test_the_page_renders_document_text_as_text():

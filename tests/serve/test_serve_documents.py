@@ -79,6 +79,40 @@ async def test_upload_adds_documents_in_a_job_and_search_finds_them(served):
         assert [j["id"] for j in jobs] == [job["id"]]
 
 
+async def test_reports_name_uploads_not_server_paths_and_text_files_keep_their_names(
+    served, tmp_path
+):
+    c, _ = served
+    async with c:
+        mixed = jsonl(NEW[:1]) + b"{not json\n"
+        note = ("note.txt", b"Aspirin thins blood.")
+        files = [("files", ("mixed.jsonl", mixed)), ("files", note)]
+        r = await c.post("/v1/documents", files=files)
+        done = await wait_for(c, r.json()["id"])
+        assert done["status"] == "done" and done["report"]["skipped"] == 1, done
+        text = json.dumps(done)
+        assert str(tmp_path) not in text and "mixed.jsonl:2" in text
+        assert "note.txt" in await source_ids(c)  # its name, not the server's storage name
+        assert (await c.delete("/v1/documents/note.txt")).status_code == 202
+
+
+async def test_a_page_of_another_site_cannot_post(served):
+    c, _ = served
+    async with c:
+        files = {"files": ("new.jsonl", jsonl(NEW))}
+        evil = await c.post(
+            "/v1/documents", files=files, headers={"Origin": "https://evil.example"}
+        )
+        assert evil.status_code == 403 and evil.json()["error"]["type"] == "forbidden"
+        gone = await c.delete("/v1/documents/1001", headers={"Origin": "null"})
+        assert gone.status_code == 403
+        same = await c.post("/v1/documents", files=files, headers={"Origin": "http://t"})
+        assert same.status_code == 202  # the page itself
+        assert (
+            await c.get("/v1/jobs", headers={"Origin": "https://evil.example"})
+        ).status_code == 200
+
+
 async def test_remove_is_a_job_and_the_document_is_gone(served):
     c, _ = served
     async with c:

@@ -101,12 +101,17 @@ async def test_bad_run_requests_are_4xx(tmp_path, hash_embedder, index_of, datas
             (await c.post("/v1/runs", json={**ok, "limit": 10**6}), 422, "limit"),
             (await c.post("/v1/runs", json=ok), 400, "exists"),
             (await c.get("/v1/runs/nope"), 404, "no run"),
+            (await c.post("/v1/runs", json={**ok, "name": "y", "data": "a\x00b"}), 400,
+             "no dataset"),
+            (await c.post("/v1/runs", json={**ok, "name": "compare"}), 422, "compare"),
             (await c.get("/v1/runs/..%2F..%2Fetc"), 404, ""),
         ]  # fmt: skip
         for r, status, words in cases:
             assert r.status_code == status, (r.status_code, r.text)
             assert words in r.json()["error"]["message"] and "Traceback" not in r.text
         await finished(c, "fine")
+        (tmp_path / "home" / "serve" / "runs" / "stray folder").mkdir()
+        assert [r["name"] for r in (await c.get("/v1/runs")).json()["runs"]] == ["fine"]
     app.state.runs.stop()
     c2, _ = client_for(tmp_path / "b", hash_embedder, index_of(DOCS, "toy"))
     async with c2:

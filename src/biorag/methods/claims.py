@@ -83,7 +83,9 @@ class Claims(QAMethod):
             raise BioragError(
                 f"unknown CLAIMS option(s) {sorted(unknown)}; allowed: {sorted(DEFAULTS)}"
             )
-        merged = {**DEFAULTS, **options}
+        from biorag.methods.context import typed_options
+
+        merged = {**DEFAULTS, **typed_options("CLAIMS", options, DEFAULTS)}
         if merged["mode"] not in MODES:
             raise BioragError(f"CLAIMS mode must be one of {MODES}, got {merged['mode']!r}")
         if merged["denoise"] not in ("keep", "drop", "downweight"):

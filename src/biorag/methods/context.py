@@ -94,19 +94,61 @@ async def rerank(
         return [(items[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")]
 
 
-def merge_options(method: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """``defaults`` updated with ``options``; unknown names and bad readers are clear errors."""
+def merge_options(
+    method: str, options: dict[str, Any], defaults: dict[str, Any], *, typed: bool = True
+) -> dict[str, Any]:
+    """``defaults`` updated with ``options``; unknown names and bad readers are clear errors,
+    and so (``typed``) is an option whose value does not convert to its default's type (a
+    method with checks of its own passes ``typed=False``)."""
     unknown = set(options) - set(defaults)
     if unknown:
         raise BioragError(
             f"unknown {method} option(s) {sorted(unknown)}; allowed: {sorted(defaults)}"
         )
-    merged = {**defaults, **options}
+    merged = {**defaults, **(typed_options(method, options, defaults) if typed else options)}
     if "reader" in merged and merged["reader"] not in READERS:
         raise BioragError(f"{method} reader must be one of {READERS}, got {merged['reader']!r}")
     if "token_limit" in merged and int(merged["token_limit"]) < 1:
         raise BioragError(f"{method} token_limit must be at least 1")
     return merged
+
+
+def typed_options(method: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """``options`` converted to the types of their defaults (a number given as text is read;
+    ``"x"`` for a number is a clear error, not a failure halfway through an answer). Options
+    whose default is None or text pass as given."""
+    out: dict[str, Any] = {}
+    for name, value in options.items():
+        default = defaults.get(name)
+        try:
+            if isinstance(default, bool):
+                out[name] = _flag(value)
+            elif isinstance(default, float) and not isinstance(value, bool):
+                out[name] = float(value)
+            elif isinstance(default, int) and not isinstance(value, bool):
+                number = float(value)
+                if not number.is_integer():
+                    raise ValueError(value)
+                out[name] = int(number)
+            elif isinstance(default, int | float):
+                raise ValueError(value)
+            else:
+                out[name] = value
+        except (TypeError, ValueError):
+            kinds = {bool: "true or false", int: "a whole number", float: "a number"}
+            kind = kinds.get(type(default), type(default).__name__)
+            raise BioragError(
+                f"{method} option {name} must be {kind} (the default is {default!r}), not {value!r}"
+            ) from None
+    return out
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise ValueError(value)
 
 
 @dataclass

@@ -218,7 +218,7 @@ class IPRAR(ProgressiveGeneration, QAMethod):
     needs_index = True
 
     def __init__(self, runtime: Runtime, **options: Any):
-        merged = merge_options(self.name, options, DEFAULTS)
+        merged = merge_options(self.name, options, DEFAULTS, typed=False)  # checked below
         check_options(merged)
         if not (merged["use_abstract_level"] or merged["use_fulltext_level"]):
             raise BioragError("iprar needs use_abstract_level or use_fulltext_level")

@@ -155,6 +155,8 @@ class Runtime:
             [Searcher(p, lambda: self.embedder, retrieval) for p in self.index_paths]
         )
         with self._lock:
+            if self._closed:
+                fresh.close()
             self._check_open()
             self._searcher = fresh
 

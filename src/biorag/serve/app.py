@@ -39,7 +39,7 @@ from biorag.errors import BioragError, LLMError
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
 from biorag.serve.asking import Asker, Slots
-from biorag.serve.auth import KeyCheck, RateLimit
+from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
 from biorag.serve.documents import add_document_routes, event_stream, sse
 from biorag.serve.graphs import add_graph_routes
 from biorag.serve.jobs import JobManager, UploadTooLarge
@@ -102,7 +102,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             yield
         finally:
             try:
-                runs.stop()
+                await asyncio.to_thread(runs.stop)
                 await asyncio.to_thread(jobs.stop)
                 await shared.aclose()
             finally:
@@ -115,6 +115,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     app.add_middleware(
         BodyLimit, max_body=config.max_body_bytes, max_upload=config.max_upload_bytes
     )
+    app.add_middleware(SameOrigin)
     if config.allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -129,8 +130,9 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     async def ready() -> JSONResponse:
         try:
             names = rt.searcher.names if rt.index_paths else []
-        except BioragError as e:
-            return JSONResponse({"ready": False, "why": str(e)}, status_code=503)
+        except BioragError as e:  # the reason goes to the log: it may name server paths
+            log.warning("not ready: %s", e)
+            return JSONResponse({"ready": False, "why": "the indexes cannot be opened"}, 503)
         return JSONResponse({"ready": True, "indexes": names})
 
     from starlette.staticfiles import StaticFiles
@@ -263,7 +265,14 @@ def _add_error_handlers(app: FastAPI, metrics: Metrics) -> None:
     @app.middleware("http")
     async def log_request(request: Request, call_next: Any) -> Any:
         started = time.perf_counter()
-        response = await call_next(request)
+        try:
+            response = await call_next(request)
+        except Exception:  # answered as a 500 by the handler below; counted here
+            seconds = time.perf_counter() - started
+            route = getattr(request.scope.get("route"), "path", "other")
+            metrics.request(request.method, route, 500, seconds)
+            log.info("%s %s 500 %.3fs", request.method, request.url.path, seconds)
+            raise
         seconds = time.perf_counter() - started
         log.info("%s %s %d %.3fs", request.method, request.url.path, response.status_code,
                  seconds)  # fmt: skip

@@ -9,6 +9,7 @@ import math
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request
 
@@ -68,6 +69,7 @@ class KeyCheck:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         given = token.strip().encode()
         if scheme.lower() != "bearer" or not any(hmac.compare_digest(given, k) for k in self.keys):
+            self._limit("refused:" + (request.client.host if request.client else "?"))
             raise HTTPException(
                 401,
                 "an API key is required: Authorization: Bearer KEY",
@@ -111,3 +113,29 @@ class RateLimit:
         if len(self._buckets) > 100_000:  # forget the oldest callers, not memory
             for stale in sorted(self._buckets, key=lambda k: self._buckets[k][1])[:50_000]:
                 del self._buckets[stale]
+
+
+class SameOrigin:
+    """ASGI middleware: a request that changes something (POST, PUT, PATCH, DELETE) sent by a
+    browser from a page of another origin is refused (403). A web page elsewhere could
+    otherwise post a form (an upload) to a server on this machine that has no keys: browsers
+    send such forms without asking first. Clients that are not browsers send no ``Origin``."""
+
+    UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] in self.UNSAFE:
+            headers = dict(scope["headers"])
+            origin = headers.get(b"origin", b"").decode("latin-1")
+            host = headers.get(b"host", b"").decode("latin-1")
+            if origin and (origin == "null" or urlsplit(origin).netloc != host):
+                from fastapi.responses import JSONResponse
+
+                message = "a request from another site's page is refused"
+                body = {"error": {"type": "forbidden", "message": message}}
+                await JSONResponse(body, status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

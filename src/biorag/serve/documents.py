@@ -61,7 +61,7 @@ def add_document_routes(
         name = jobs.index_name(index)
         if not await asyncio.to_thread(_has_document, rt, doc_key, name):
             raise HTTPException(404, f"no document {doc_key!r} in index {name!r}")
-        return jobs.submit_remove(name, [doc_key]).to_dict()
+        return (await asyncio.to_thread(jobs.submit_remove, name, [doc_key])).to_dict()
 
     @app.get("/v1/jobs", dependencies=[key])
     async def list_jobs() -> dict[str, Any]:

@@ -89,7 +89,11 @@ class JobManager:
     def start(self) -> None:
         """Load the jobs on disk, queue again the unfinished ones, and start the worker."""
         with self._lock:
-            if self._thread is not None:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            if self._thread is not None:  # it died: a new worker picks up the queue
+                self._thread = threading.Thread(target=self._work, name="biorag-jobs", daemon=True)
+                self._thread.start()
                 return
             self.root.mkdir(parents=True, exist_ok=True)
             for path in sorted(self.root.glob(f"*/{JOB_FILE}")):
@@ -100,14 +104,15 @@ class JobManager:
             for job in sorted(self._jobs.values(), key=lambda j: j.created_at):
                 if job.status in UNFINISHED:
                     job.status, job.resumed = "queued", job.resumed + 1
-                    self._save(job)
+                    self._save(job.to_dict())
                     self._queue.put(job.id)
                     log.info("job %s (%s) resumes", job.id, job.kind)
             self._thread = threading.Thread(target=self._work, name="biorag-jobs", daemon=True)
             self._thread.start()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the worker at the running job's next step (it resumes on restart)."""
+    def stop(self, timeout: float = 120.0) -> None:
+        """Stop the worker at the running job's next step (it resumes on restart); wait for it,
+        so the runtime it uses is not closed under it."""
         self._stopping.set()
         self._queue.put(None)
         if self._thread is not None:
@@ -132,10 +137,7 @@ class JobManager:
             try:
                 loaded = load_corpora([files / f for f in job.files], fmt)
             except BioragError as e:  # name the file as uploaded, not where the server keeps it
-                message = str(e)
-                for stored, (given, _) in zip(job.files, uploads, strict=True):
-                    message = message.replace(str(files / stored), given or stored)
-                raise BioragError(message.replace(str(files), "the upload")) from None
+                raise BioragError(self._scrub(job, str(e))) from None
             if not loaded.documents:
                 raise BioragError(
                     f"the uploaded files hold no document in format {fmt!r} "
@@ -155,11 +157,31 @@ class JobManager:
         job.keys = list(keys)
         return self._queue_job(job)
 
+    def _scrub(self, job: Job, text: str) -> str:
+        """``text`` without the server's paths: an upload's files by their names."""
+        files = str(self.root / job.id / "files")
+        text = re.sub(re.escape(files) + r"/\d{3}/", "", text)
+        text = text.replace(files, "the upload").replace(str(self.root), "the server")
+        for path in self.rt.index_paths:
+            text = text.replace(str(path), job.index)
+        return text
+
+    def _public(self, job: Job, report: Any) -> Any:
+        """A build report without the server's file paths."""
+        if isinstance(report, dict):
+            return {k: self._public(job, v) for k, v in report.items() if k != "skipped_file"}
+        if isinstance(report, list):
+            return [self._public(job, v) for v in report]
+        return self._scrub(job, report) if isinstance(report, str) else report
+
     def _store_uploads(self, uploads: list[tuple[str, BinaryIO]], into: Path, job: Job) -> None:
         size = 0
         for i, (given, stream) in enumerate(uploads):
+            # one folder per file: the file keeps its own (cleaned) name, which the text
+            # loader makes its document's source id
             stem = _UNSAFE.sub("_", Path(given or f"upload{i}").name).lstrip(".")[-100:]
-            stored = f"{i:03d}-{stem or 'upload'}"
+            stored = f"{i:03d}/{stem or 'upload'}"
+            (into / f"{i:03d}").mkdir()
             with open(into / stored, "wb") as out:
                 while block := stream.read(1 << 20):
                     size += len(block)
@@ -172,12 +194,12 @@ class JobManager:
             job.files.append(stored)
 
     def _queue_job(self, job: Job) -> Job:
+        state = job.to_dict()  # as submitted: the worker may take it at once
+        self._save(state)
         with self._lock:
             self._jobs[job.id] = job
-            self._save(job)
-            queued = Job(**job.to_dict())  # as submitted: the worker may take it at once
         self._queue.put(job.id)
-        return queued
+        return Job(**state)
 
     def index_name(self, index: str | None) -> str:
         """The served index named ``index`` (by default the first), or a clear error."""
@@ -215,14 +237,27 @@ class JobManager:
                 return
             job = self._jobs[job_id]
             try:
-                self._run(job)
-            except _Stopped:
+                self._attempt(job)
+            except Exception:  # even its state could not be written: the worker goes on
+                log.exception("job %s: its state could not be saved", job.id)
+
+    def _attempt(self, job: Job) -> None:
+        try:
+            self._run(job)
+        except _Stopped:
+            self._update(job, status="queued", step="stopped with the server; resumes")
+        except Exception as e:
+            if self._stopping.is_set():  # failed as the server closed under it: resume later
+                log.info("job %s stopped with the server (%s); it resumes", job.id, e)
                 self._update(job, status="queued", step="stopped with the server; resumes")
-            except BioragError as e:
-                self._finish(job, "failed", error=" ".join(str(e).split()))
-            except Exception:  # a bug: its traceback goes to the log, the job says so
+                return
+            if isinstance(e, BioragError):
+                error = self._scrub(job, " ".join(str(e).split()))
+            else:  # a bug: its traceback goes to the log, the job says so
                 log.exception("job %s failed", job.id)
-                self._finish(job, "failed", error="the job failed; the server's log says why")
+                error = "the job failed; the server's log says why"
+            self._finish(job, "failed", error=error)
+            shutil.rmtree(self.root / job.id / "files", ignore_errors=True)
 
     def _run(self, job: Job) -> None:
         from biorag.retrieve.index import IndexDir
@@ -257,7 +292,7 @@ class JobManager:
         loaded = load_corpora([self.root / job.id / "files" / f for f in job.files], job.format)
         limit = self.settings.corpus.max_record_chars
         report = idx.add(loaded, batch_size=64, max_record_chars=limit).to_dict()
-        return _public(report, job.index)
+        return {**self._public(job, report), "index": job.index}
 
     def _remove(self, job: Job, idx: Any) -> dict[str, Any]:
         found = [k for k in job.keys if idx.store.resolve_document_ids(k)]
@@ -266,20 +301,21 @@ class JobManager:
         else:  # gone already: removed by this job before a restart, or never there
             report = {"documents_removed": 0, "documents_total": idx.store.count_documents()}
         report["not_found"] = [k for k in job.keys if k not in found]
-        return _public(report, job.index)
+        return {**self._public(job, report), "index": job.index}
 
     def _update(self, job: Job, **changes: Any) -> None:
-        with self._lock:
+        with self._lock:  # readers see a whole state; the file is written outside the lock
             for k, v in changes.items():
                 setattr(job, k, v)
-            self._save(job)
+            state = job.to_dict()
+        self._save(state)
 
     def _finish(self, job: Job, status: str, **changes: Any) -> None:
         self._update(job, status=status, finished_at=time.time(), step="", **changes)
         log.info("job %s (%s) %s%s", job.id, job.kind, status, f": {job.error}" * bool(job.error))
 
-    def _save(self, job: Job) -> None:
-        write_json_atomic(self.root / job.id / JOB_FILE, job.to_dict())
+    def _save(self, state: dict[str, Any]) -> None:
+        write_json_atomic(self.root / state["id"] / JOB_FILE, state)
 
 
 def _read_job(path: Path) -> Job | None:
@@ -290,9 +326,3 @@ def _read_job(path: Path) -> Job | None:
     except (OSError, ValueError, TypeError) as e:
         log.warning("ignoring job file %s: %s", path, e)
         return None
-
-
-def _public(report: dict[str, Any], index: str) -> dict[str, Any]:
-    """A build report without the server's file paths."""
-    out = {k: v for k, v in report.items() if k not in ("index", "skipped_file")}
-    return {"index": index, **out}

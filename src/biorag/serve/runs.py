@@ -59,6 +59,8 @@ class RunRequest(BaseModel):
     def _plain_name(cls, value: str) -> str:
         if not _NAME.match(value):
             raise ValueError("a run name is 1-64 letters, digits, '.', '_' or '-'")
+        if value == "compare":
+            raise ValueError("'compare' names the comparison of two runs; choose another name")
         return value
 
 
@@ -76,7 +78,11 @@ class RunManager:
 
     def start(self) -> None:
         with self._lock:
-            if self._thread is not None:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            if self._thread is not None:  # it died: a new worker picks up the queue
+                self._thread = threading.Thread(target=self._work, name="biorag-runs", daemon=True)
+                self._thread.start()
                 return
             self.root.mkdir(parents=True, exist_ok=True)
             for state in sorted(self._states(), key=lambda s: s.get("created_at", 0)):
@@ -86,10 +92,13 @@ class RunManager:
             self._thread = threading.Thread(target=self._work, name="biorag-runs", daemon=True)
             self._thread.start()
 
-    def stop(self) -> None:
-        """Take no further run; one in progress is left to resume on the next server."""
+    def stop(self, timeout: float = 120.0) -> None:
+        """Stop the run in progress at its next answer (it resumes on the next server) and
+        wait for the worker, so the runtime it shares is not closed under it."""
         self._stopping.set()
         self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     # -- starting and reading ------------------------------------------------------------------
     def submit(self, req: RunRequest) -> dict[str, Any]:
@@ -106,9 +115,11 @@ class RunManager:
                 f"unknown methods {unknown}; choose from {', '.join(sorted(METHODS))}"
             )
         self.data_path(req.data)
-        if (self.root / req.name).exists():
-            raise BioragError(f"a run named {req.name!r} exists; choose another name")
-        (self.root / req.name).mkdir(parents=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            (self.root / req.name).mkdir()  # one request creates it; a second one is told
+        except FileExistsError:
+            raise BioragError(f"a run named {req.name!r} exists; choose another name") from None
         state = {**req.model_dump(), "status": "queued", "created_at": time.time(), "done": 0,
                  "total": None, "resumed": 0, "error": None}  # fmt: skip
         write_json_atomic(self.root / req.name / STATE_FILE, state)
@@ -120,10 +131,21 @@ class RunManager:
         """``data`` inside the datasets directory, or a clear error."""
         assert self.datasets is not None
         root = self.datasets.resolve()
-        path = (root / data).resolve()
-        if not path.is_relative_to(root) or not path.exists():
+        try:
+            path = (root / data).resolve()
+            found = path.is_relative_to(root) and path.exists()
+        except (OSError, ValueError):  # a NUL byte, a name too long...
+            found = False
+        if not found:
             raise BioragError(f"no dataset {data!r} in the server's datasets directory")
         return path
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the server's paths (datasets by their place in --datasets)."""
+        if self.datasets is not None:
+            text = text.replace(str(self.datasets.resolve()) + "/", "")
+            text = text.replace(str(self.datasets) + "/", "")
+        return text.replace(str(self.root), "the server")
 
     def run_dir(self, name: str) -> Path:
         path = self.root / name
@@ -142,7 +164,7 @@ class RunManager:
 
     def listing(self) -> list[dict[str, Any]]:
         runs = []
-        for d in sorted(p for p in self.root.glob("*") if p.is_dir()):
+        for d in sorted(p for p in self.root.glob("*") if p.is_dir() and _NAME.match(p.name)):
             summary = self.summary(d.name)
             summary.pop("report", None)
             runs.append(summary)
@@ -186,14 +208,23 @@ class RunManager:
             if self._stopping.is_set():
                 return  # it stays queued: the next server starts it again
             try:
-                self._run(name)
-            except BioragError as e:
-                self._write(name, status="failed", error=" ".join(str(e).split()))
-            except Exception:
+                self._attempt(name)
+            except Exception:  # even its state could not be written: the worker goes on
+                log.exception("run %s: its state could not be saved", name)
+
+    def _attempt(self, name: str) -> None:
+        try:
+            self._run(name)
+        except Exception as e:
+            if self._stopping.is_set():  # stopped, or failed as the server closed: resume later
+                log.info("run %s stopped with the server (%s); it resumes", name, e)
+                self._write(name, status="queued")
+            elif isinstance(e, BioragError):
+                self._write(name, status="failed", error=self._scrub(" ".join(str(e).split())))
+            else:
                 log.exception("run %s failed", name)
-                self._write(
-                    name, status="failed", error="the run failed; the server's log says why"
-                )
+                error = "the run failed; the server's log says why"
+                self._write(name, status="failed", error=error)
 
     def _run(self, name: str) -> None:
         from biorag.eval.runner import run_eval
@@ -203,6 +234,8 @@ class RunManager:
         last = [0.0]
 
         def step(desc: str, done: int, total: int | None) -> None:
+            if self._stopping.is_set():
+                raise _Stopped  # between two answers: the run's workers end, it resumes later
             if time.monotonic() - last[0] >= 0.5 or done == total:
                 last[0] = time.monotonic()
                 self._write(name, done=done, total=total)
@@ -220,6 +253,10 @@ class RunManager:
 
         write_report(self.root / name)
         self._write(name, status="done", finished_at=time.time())
+
+
+class _Stopped(Exception):
+    """The server is stopping: the run ends at its next answer and resumes on restart."""
 
 
 def flat_scores(scores: dict[str, Any], prefix: str = "") -> dict[str, float]:
