@@ -47,6 +47,26 @@ def test_ask_and_chat_through_the_service_with_a_real_model(llama, demo_index, t
         body = chat.json()
         assert body["choices"][0]["message"]["content"].strip() and body["evidence"]
         assert body["usage"]["completion_tokens"] > 0
+        # streamed: the steps, then the model's answer piece by piece as llama-server writes it
+        events = []
+        with httpx.stream(
+            "POST",
+            f"{base}/v1/ask",
+            timeout=600,
+            # another question than the chat's: a cached answer comes whole, not streamed
+            json={
+                "question": "What is the diagnostic value of CRP in elderly patients?",
+                "method": "retrieve-read",
+                "stream": True,
+            },
+        ) as s:
+            for block in s.iter_text():
+                events.append(block)
+        text = "".join(events)
+        assert "event: stage" in text and '"stage": "answer", "status": "finished"' in text
+        tokens = text.count("event: token")
+        assert tokens > 1, text[-1500:]  # the answer came in pieces, not whole
+        assert text.rstrip().rsplit("event: ", 1)[1].startswith("result")
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=120)
