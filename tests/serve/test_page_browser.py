@@ -196,6 +196,12 @@ def test_the_graph_view_draws_the_answers_claim_graph(page):
     edges = page.evaluate("window.biorag.cy.edges().length")
     assert edges > 0 and page.evaluate("window.biorag.cy.nodes().length") >= 2
     assert "claims" in page.inner_text("#graphnote")
+    page.wait_for_selector("#layers:not([hidden])")
+    first = page.locator("#summaries li").first
+    assert "layers:" in first.inner_text() and "test summary" in first.inner_text()
+    first.locator("button", has_text="key claim").click()
+    assert page.inner_text("#graphpick").startswith("Claim:")
+    assert page.evaluate("window.biorag.cy.edges(':selected').length") == 1
     page.evaluate("window.biorag.cy.edges()[0].emit('tap')")
     assert page.inner_text("#graphpick").startswith("Claim:")
     walk = page.locator("#graphpick button")

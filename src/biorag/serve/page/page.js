@@ -277,6 +277,33 @@ function drawGraph() {
     ? `${els.nodes.length} entities, ${els.edges.length} claims or triplets (method ${ans.method}); bold: key claims. Select an edge to see its claim.`
     : `The ${ans.method} method builds no graph for its answer.`;
   drawElements(els, (d) => pick(d.claim));
+  showLayers(ans);
+}
+
+// CLAIMS: each key claim (its test summary), the sizes of the layers summarized around it, and
+// the summary the reader was given; a button selects the claim's edge in the graph.
+function showLayers(ans) {
+  const d = ans.details || {};
+  const summaries = d.summaries || [];
+  $("layers").hidden = summaries.length === 0;
+  const key = new Map((d.claims_of_interest || []).map((c) => [c.id, c]));
+  const claims = new Map((d.claims || []).map((c) => [c.id, c]));
+  $("summaries").replaceChildren(...summaries.map((s) => {
+    const li = el("li");
+    const root = key.get(s.root_claim_id) || claims.get(s.root_claim_id) || { text: s.root_claim_id };
+    const show = el("button", "key claim", "link");
+    show.type = "button";
+    show.addEventListener("click", () => {
+      const edge = biorag.cy && biorag.cy.getElementById("e:" + s.root_claim_id);
+      if (edge && edge.length) { biorag.cy.elements().unselect(); edge.select(); }
+      pick(claims.get(s.root_claim_id) || root);
+    });
+    li.append(show, document.createTextNode(": " + root.text));
+    if (root.test_summary) li.append(el("div", "test summary: " + root.test_summary, "muted"));
+    li.append(el("div", `layers: ${(s.layer_sizes || []).join(" → ") || "–"} claims (${(s.claim_ids || []).length} in all)`, "muted"));
+    li.append(el("div", s.text));
+    return li;
+  }));
 }
 
 // The served knowledge graphs: an entity's neighbourhood (a click on a node walks on from it,
