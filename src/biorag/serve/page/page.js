@@ -300,7 +300,8 @@ function showLayers(ans) {
     });
     li.append(show, document.createTextNode(": " + root.text));
     if (root.test_summary) li.append(el("div", "test summary: " + root.test_summary, "muted"));
-    li.append(el("div", `layers: ${(s.layer_sizes || []).join(" → ") || "–"} claims (${(s.claim_ids || []).length} in all)`, "muted"));
+    const n = (s.claim_ids || []).length;
+    li.append(el("div", `layers: ${(s.layer_sizes || []).join(" → ") || "–"} (claims in each layer; ${n} claim${n === 1 ? "" : "s"} in all)`, "muted"));
     li.append(el("div", s.text));
     return li;
   }));
