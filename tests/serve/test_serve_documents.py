@@ -191,3 +191,22 @@ def test_a_stopping_server_leaves_its_job_queued_to_resume(tmp_path, hash_embedd
         state = manager.snapshot(job.id)
         assert state["status"] == "queued" and "resumes" in state["step"], state
         assert rt.searcher.list_documents("toy", 0, 10)["total"] == 2  # nothing removed
+
+
+def test_a_new_server_keeps_only_the_newest_finished_jobs(tmp_path, hash_embedder, index_of):
+    index = index_of(DOCS, "toy")
+    settings = Settings(home=str(tmp_path / "home"))
+    root = tmp_path / "jobs"
+    for i, status in enumerate(["done", "failed", "done", "queued", "done"]):
+        job = Job(id=f"{i:012x}", kind="remove", index="toy", created_at=float(i), status=status,
+                  keys=["none"])  # fmt: skip
+        (root / job.id).mkdir(parents=True)
+        (root / job.id / JOB_FILE).write_text(json.dumps(job.to_dict()))
+    with Runtime(settings, [index], embedder=hash_embedder) as rt:
+        manager = JobManager(root, rt, settings, max_upload_bytes=10, keep_finished=2)
+        manager.start()
+        manager.stop()
+        kept = {j["id"] for j in manager.list()}
+    # the two newest finished (2, 4) and the unfinished one (3), which ran on start
+    assert kept == {f"{i:012x}" for i in (2, 3, 4)}
+    assert sorted(p.name for p in root.iterdir()) == sorted(kept)

@@ -32,6 +32,8 @@ log = logging.getLogger("biorag.serve")
 
 JOB_FILE = "job.json"
 UNFINISHED = ("queued", "running")
+#: Finished jobs kept (with their folders) when a server starts; older ones are removed.
+KEEP_FINISHED = 200
 #: Job ids are ours (hex); anything else in a URL is not a job.
 _JOB_ID = re.compile(r"^[0-9a-f]{12}$")
 #: An uploaded file keeps its name's safe characters (and so its extension, for ``auto``).
@@ -75,10 +77,16 @@ class JobManager:
     """The job queue of one server: submit, list, follow; one worker thread runs the jobs."""
 
     def __init__(
-        self, root: Path, runtime: Runtime, settings: Settings, max_upload_bytes: int
+        self,
+        root: Path,
+        runtime: Runtime,
+        settings: Settings,
+        max_upload_bytes: int,
+        keep_finished: int = KEEP_FINISHED,
     ) -> None:
         self.root, self.rt, self.settings = Path(root), runtime, settings
         self.max_upload_bytes = max_upload_bytes
+        self.keep_finished = keep_finished
         self._jobs: dict[str, Job] = {}
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -101,6 +109,7 @@ class JobManager:
                 if job is None:
                     continue
                 self._jobs[job.id] = job
+            self._prune()
             for job in sorted(self._jobs.values(), key=lambda j: j.created_at):
                 if job.status in UNFINISHED:
                     job.status, job.resumed = "queued", job.resumed + 1
@@ -109,6 +118,16 @@ class JobManager:
                     log.info("job %s (%s) resumes", job.id, job.kind)
             self._thread = threading.Thread(target=self._work, name="biorag-jobs", daemon=True)
             self._thread.start()
+
+    def _prune(self) -> None:
+        """Forget the oldest finished jobs beyond ``keep_finished`` (their folders too)."""
+        finished = sorted(
+            (j for j in self._jobs.values() if j.status in ("done", "failed")),
+            key=lambda j: j.created_at,
+        )
+        for job in finished[: max(0, len(finished) - self.keep_finished)]:
+            del self._jobs[job.id]
+            shutil.rmtree(self.root / job.id, ignore_errors=True)
 
     def stop(self, timeout: float = 120.0) -> None:
         """Stop the worker at the running job's next step (it resumes on restart); wait for it,
