@@ -223,7 +223,9 @@ def test_the_graph_view_explores_the_knowledge_graph(page):
     page.wait_for_function(
         "document.getElementById('graphnote').textContent.includes('2 triplets')"
     )
-    page.evaluate("window.biorag.cy.edges().filter(e => e.data('label') === 'treats').emit('tap')")
+    page.click("#edgebox summary")  # the keyboard way: the edges as a list of buttons
+    page.locator("#edgelist button", has_text="Trastuzumab — treats → Breast Neoplasms").click()
+    assert page.evaluate("window.biorag.cy.edges(':selected').data('label')") == "treats"
     pick = page.inner_text("#graphpick")
     assert "Trastuzumab — treats → Breast Neoplasms" in pick and "12345" in pick
     assert page.locator("#graphpick a").get_attribute("href").endswith("/12345/")

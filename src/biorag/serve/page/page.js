@@ -334,6 +334,19 @@ function drawElements(els, onEdge, onNode) {
   });
   biorag.cy.on("tap", "edge", (evt) => onEdge(evt.target.data()));
   if (onNode) biorag.cy.on("tap", "node", (evt) => onNode(evt.target.data("label")));
+  // the same edges as buttons: the canvas cannot be walked by keyboard
+  const label = (id) => biorag.cy.getElementById(id).data("label");
+  $("edgelist").replaceChildren(...els.edges.slice(0, 500).map((e) => {
+    const b = el("button", `${label(e.data.source)} — ${e.data.label} → ${label(e.data.target)}`, "link");
+    b.type = "button";
+    b.addEventListener("click", () => {
+      biorag.cy.elements().unselect();
+      biorag.cy.getElementById(e.data.id).select();
+      onEdge(e.data);
+    });
+    const li = el("li"); li.append(b);
+    return li;
+  }));
 }
 
 async function explore(entity) {
