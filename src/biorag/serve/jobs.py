@@ -12,10 +12,8 @@ runtime's searcher is swapped for one over the new state.
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import shutil
-import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -25,6 +23,7 @@ from typing import Any, BinaryIO
 from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.methods.runtime import Runtime
+from biorag.serve.worker import QueueWorker
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import observe_progress
 
@@ -73,8 +72,10 @@ class Job:
         return asdict(self)
 
 
-class JobManager:
+class JobManager(QueueWorker[str]):
     """The job queue of one server: submit, list, follow; one worker thread runs the jobs."""
+
+    thread_name = "biorag-jobs"
 
     def __init__(
         self,
@@ -84,40 +85,28 @@ class JobManager:
         max_upload_bytes: int,
         keep_finished: int = KEEP_FINISHED,
     ) -> None:
+        super().__init__()
         self.root, self.rt, self.settings = Path(root), runtime, settings
         self.max_upload_bytes = max_upload_bytes
         self.keep_finished = keep_finished
         self._jobs: dict[str, Job] = {}
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> None:
-        """Load the jobs on disk, queue again the unfinished ones, and start the worker."""
-        with self._lock:
-            if self._thread is not None and self._thread.is_alive():
-                return
-            if self._thread is not None:  # it died: a new worker picks up the queue
-                self._thread = threading.Thread(target=self._work, name="biorag-jobs", daemon=True)
-                self._thread.start()
-                return
-            self.root.mkdir(parents=True, exist_ok=True)
-            for path in sorted(self.root.glob(f"*/{JOB_FILE}")):
-                job = _read_job(path)
-                if job is None:
-                    continue
-                self._jobs[job.id] = job
-            self._prune()
-            for job in sorted(self._jobs.values(), key=lambda j: j.created_at):
-                if job.status in UNFINISHED:
-                    job.status, job.resumed = "queued", job.resumed + 1
-                    self._save(job.to_dict())
-                    self._queue.put(job.id)
-                    log.info("job %s (%s) resumes", job.id, job.kind)
-            self._thread = threading.Thread(target=self._work, name="biorag-jobs", daemon=True)
-            self._thread.start()
+    def _recover(self) -> None:
+        """Load the jobs on disk and queue again the unfinished ones."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.root.glob(f"*/{JOB_FILE}")):
+            job = _read_job(path)
+            if job is None:
+                continue
+            self._jobs[job.id] = job
+        self._prune()
+        for job in sorted(self._jobs.values(), key=lambda j: j.created_at):
+            if job.status in UNFINISHED:
+                job.status, job.resumed = "queued", job.resumed + 1
+                self._save(job.to_dict())
+                self._queue.put(job.id)
+                log.info("job %s (%s) resumes", job.id, job.kind)
 
     def _prune(self) -> None:
         """Forget the oldest finished jobs beyond ``keep_finished`` (their folders too)."""
@@ -128,14 +117,6 @@ class JobManager:
         for job in finished[: max(0, len(finished) - self.keep_finished)]:
             del self._jobs[job.id]
             shutil.rmtree(self.root / job.id, ignore_errors=True)
-
-    def stop(self, timeout: float = 120.0) -> None:
-        """Stop the worker at the running job's next step (it resumes on restart); wait for it,
-        so the runtime it uses is not closed under it."""
-        self._stopping.set()
-        self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     # -- submitting ----------------------------------------------------------------------------
     def submit_add(self, index: str | None, uploads: list[tuple[str, BinaryIO]], fmt: str) -> Job:
@@ -249,18 +230,8 @@ class JobManager:
             return job.to_dict()
 
     # -- running -------------------------------------------------------------------------------
-    def _work(self) -> None:
-        while True:  # a job taken while stopping is left queued (``_Stopped``) for next time
-            job_id = self._queue.get()
-            if job_id is None:
-                return
-            job = self._jobs[job_id]
-            try:
-                self._attempt(job)
-            except Exception:  # even its state could not be written: the worker goes on
-                log.exception("job %s: its state could not be saved", job.id)
-
-    def _attempt(self, job: Job) -> None:
+    def _attempt(self, job_id: str) -> None:
+        job = self._jobs[job_id]  # one taken while stopping is left queued (``_Stopped``)
         try:
             self._run(job)
         except _Stopped:

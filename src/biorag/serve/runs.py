@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.methods.runtime import Runtime
+from biorag.serve.worker import QueueWorker
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import observe_progress
 
@@ -64,41 +63,24 @@ class RunRequest(BaseModel):
         return value
 
 
-class RunManager:
+class RunManager(QueueWorker[str]):
     """The runs of one server; one worker thread answers them in turn."""
+
+    thread_name = "biorag-runs"
 
     def __init__(
         self, root: Path, datasets: Path | None, runtime: Runtime, settings: Settings
     ) -> None:
+        super().__init__()
         self.root, self.datasets, self.rt, self.settings = Path(root), datasets, runtime, settings
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        with self._lock:
-            if self._thread is not None and self._thread.is_alive():
-                return
-            if self._thread is not None:  # it died: a new worker picks up the queue
-                self._thread = threading.Thread(target=self._work, name="biorag-runs", daemon=True)
-                self._thread.start()
-                return
-            self.root.mkdir(parents=True, exist_ok=True)
-            for state in sorted(self._states(), key=lambda s: s.get("created_at", 0)):
-                if state.get("status") in ("queued", "running"):
-                    self._write(state["name"], status="queued", resumed=state.get("resumed", 0) + 1)
-                    self._queue.put(state["name"])
-            self._thread = threading.Thread(target=self._work, name="biorag-runs", daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 120.0) -> None:
-        """Stop the run in progress at its next answer (it resumes on the next server) and
-        wait for the worker, so the runtime it shares is not closed under it."""
-        self._stopping.set()
-        self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout)
+    def _recover(self) -> None:
+        """Queue again the runs a stopped server left (they resume from their answers)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for state in sorted(self._states(), key=lambda s: s.get("created_at", 0)):
+            if state.get("status") in ("queued", "running"):
+                self._write(state["name"], status="queued", resumed=state.get("resumed", 0) + 1)
+                self._queue.put(state["name"])
 
     # -- starting and reading ------------------------------------------------------------------
     def submit(self, req: RunRequest) -> dict[str, Any]:
@@ -165,16 +147,15 @@ class RunManager:
     def listing(self) -> list[dict[str, Any]]:
         runs = []
         for d in sorted(p for p in self.root.glob("*") if p.is_dir() and _NAME.match(p.name)):
-            summary = self.summary(d.name)
-            summary.pop("report", None)
-            runs.append(summary)
+            runs.append(self.summary(d.name, with_report=False))
         return runs
 
-    def summary(self, name: str) -> dict[str, Any]:
+    def summary(self, name: str, with_report: bool = True) -> dict[str, Any]:
         d = self.run_dir(name)
         state = _read_json(d / STATE_FILE) or {"name": name, "status": "done"}
         metrics = _read_json(d / "metrics.json")
         report = d / "report.md"
+        text = report.read_text(encoding="utf-8") if with_report and report.is_file() else None
         return {
             **state,
             "name": name,
@@ -183,7 +164,7 @@ class RunManager:
                 m: flat_scores(v.get("scores") or {})
                 for m, v in ((metrics or {}).get("methods") or {}).items()
             },
-            "report": report.read_text(encoding="utf-8") if report.is_file() else None,
+            **({"report": text} if with_report else {}),
         }
 
     def answers(self, name: str, method: str | None, offset: int, limit: int) -> dict[str, Any]:
@@ -203,16 +184,9 @@ class RunManager:
         state = _read_json(path) or {}
         write_json_atomic(path, {**state, **changes})
 
-    def _work(self) -> None:
-        while (name := self._queue.get()) is not None:
-            if self._stopping.is_set():
-                return  # it stays queued: the next server starts it again
-            try:
-                self._attempt(name)
-            except Exception:  # even its state could not be written: the worker goes on
-                log.exception("run %s: its state could not be saved", name)
-
     def _attempt(self, name: str) -> None:
+        if self._stopping.is_set():
+            return  # it stays queued: the next server starts it again
         try:
             self._run(name)
         except Exception as e:
