@@ -4,34 +4,19 @@ run without a model; their dead-server case is fault injection)."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
-
 import httpx
 import pytest
 from tests.real_llm.conftest import demo_questions, llm_env
-from tests.real_llm.servers import free_port
+from tests.serve.serving import start_serve, stop_serve
 
 pytest.importorskip("uvicorn")
 
 
 def test_ask_and_chat_through_the_service_with_a_real_model(llama, demo_index, tmp_path):
     env = llm_env(llama.url, tmp_path / "home")
-    port = free_port()
-    cmd = [sys.executable, "-m", "biorag.cli.main", "serve", "--index", str(demo_index),
-           "--port", str(port)]  # fmt: skip
-    log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    log_path = tmp_path / "serve.log"
+    proc, base = start_serve(["--index", str(demo_index)], env, log_path)
     try:
-        for _ in range(240):
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.5)
         q = demo_questions(1)[0]
         r = httpx.post(f"{base}/v1/ask", timeout=600,
                        json={"question": q["question"], "options": q["options"]})  # fmt: skip
@@ -68,7 +53,5 @@ def test_ask_and_chat_through_the_service_with_a_real_model(llama, demo_index, t
         assert tokens > 1, text[-1500:]  # the answer came in pieces, not whole
         assert text.rstrip().rsplit("event: ", 1)[1].startswith("result")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=120)
-        log.close()
-    assert code == 0, (tmp_path / "serve.log").read_text()
+        code = stop_serve(proc)
+    assert code == 0, log_path.read_text()

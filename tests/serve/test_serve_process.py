@@ -5,24 +5,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 pytest.importorskip("uvicorn")
 
-BIORAG = [sys.executable, "-m", "biorag.cli.main"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.serve.serving import BIORAG, start_serve, stop_serve
 
 
 @pytest.mark.slow
@@ -45,22 +35,9 @@ def test_serve_answers_over_http_and_stops_cleanly(tmp_path):
     assert refused.returncode == 2 and "anyone on the network" in refused.stderr
     assert "(option --host)" in refused.stderr
 
-    port = free_port()
-    cmd = [*BIORAG, "serve", "--index", str(tmp_path / "idx"), "--port", str(port)]
-    log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    log_path = tmp_path / "serve.log"
+    proc, base = start_serve(["--index", str(tmp_path / "idx")], env, log_path)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, Path(log.name).read_text()
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.5)
         r = httpx.post(f"{base}/v1/ask", json={"question": "What lowers blood glucose?"},
                        timeout=120)  # fmt: skip
         assert r.status_code == 200, r.text
@@ -68,31 +45,8 @@ def test_serve_answers_over_http_and_stops_cleanly(tmp_path):
         assert ans["evidence"][0]["source_id"] == "31" and ans["sentences"]
         assert httpx.get(f"{base}/ready", timeout=10).json()["ready"] is True
     finally:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=60)
-        log.close()
-    assert code == 0 and "biorag serve stopped" in Path(log.name).read_text()
-
-
-def start(cmd: list[str], env: dict[str, str], log_path: Path, base: str) -> subprocess.Popen:
-    log = log_path.open("a")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None, log_path.read_text()
-        assert time.monotonic() < deadline, "the server did not come up"
-        time.sleep(0.5)
-
-
-def stop(proc: subprocess.Popen) -> int:
-    proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout=120)
+        code = stop_serve(proc, signal.SIGINT)
+    assert code == 0 and "biorag serve stopped" in log_path.read_text()
 
 
 @pytest.mark.slow
@@ -109,11 +63,9 @@ def test_an_add_job_cut_by_a_restart_resumes_and_searches_go_on(tmp_path):
                     f"cell line {i % 11}; dose {i} mg reduced tumour growth."}) + "\n"
         for i in range(600)
     )  # fmt: skip
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cmd = [*BIORAG, "serve", "--index", str(tmp_path / "idx"), "--port", str(port)]
+    args = ["--index", str(tmp_path / "idx")]
     log_path = tmp_path / "serve.log"
-    proc = start(cmd, env, log_path, base)
+    proc, base = start_serve(args, env, log_path)
     try:
         r = httpx.post(f"{base}/v1/documents", files={"files": ("many.jsonl", many.encode())},
                        timeout=60)  # fmt: skip
@@ -123,8 +75,8 @@ def test_an_add_job_cut_by_a_restart_resumes_and_searches_go_on(tmp_path):
         hits = httpx.post(f"{base}/v1/retrieve", json={"query": "metformin", "k": 1}, timeout=60)
         assert hits.json()["passages"][0]["source_id"] == "31"
     finally:
-        assert stop(proc) == 0, log_path.read_text()
-    proc = start(cmd, env, log_path, base)
+        assert stop_serve(proc) == 0, log_path.read_text()
+    proc, base = start_serve(args, env, log_path)  # a new server, the same data folder
     try:
         with httpx.stream("GET", f"{base}/v1/jobs/{job_id}/events", timeout=600) as events:
             states = [json.loads(ln[6:]) for ln in events.iter_lines() if ln.startswith("data: ")]
@@ -138,4 +90,4 @@ def test_an_add_job_cut_by_a_restart_resumes_and_searches_go_on(tmp_path):
                           timeout=60).json()  # fmt: skip
         assert hits["passages"][0]["source_id"] == "5599"
     finally:
-        assert stop(proc) == 0, log_path.read_text()
+        assert stop_serve(proc) == 0, log_path.read_text()
