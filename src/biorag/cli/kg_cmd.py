@@ -1,4 +1,4 @@
-"""``biorag kg build|stats|query|import|export``: the knowledge graph of VectorGraphRAG."""
+"""``biorag kg build|stats|query|import|export|push``: the knowledge graph of VectorGraphRAG."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from biorag.cli.common import (
     parse_json_option,
     print_accounting,
 )
+from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError
 
 if TYPE_CHECKING:
@@ -340,6 +341,44 @@ def export(
     typer.echo(
         f"{counts['triplets']} triplets, {counts['entities']} entities -> "
         + ", ".join(str(f) for f in files)
+    )
+
+
+@app.command()
+@handle_errors
+def push(
+    kg: Path = typer.Option(..., "--kg", help="knowledge-graph directory"),
+    neo4j_uri: str = NEO4J_URI,
+    neo4j_user: str = NEO4J_USER,
+    neo4j_database: str = NEO4J_DATABASE,
+    neo4j_password_env: str = NEO4J_PASSWORD_ENV,
+    batch_size: int = typer.Option(1000, "--batch-size", help="triplets per UNWIND query"),
+    restart: bool = typer.Option(False, "--restart", help="ignore the checkpoint: send all"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Load the graph into a Neo4j server in batches; an interrupted push resumes."""
+    from biorag.kg.push import push_kg
+
+    if not neo4j_uri:
+        raise BioragError("kg push needs --neo4j-uri (e.g. bolt://localhost:7687)")
+    r = push_kg(
+        kg,
+        neo4j_uri,
+        user=neo4j_user,
+        password_env=neo4j_password_env,
+        database=neo4j_database,
+        batch_size=batch_size,
+        restart=restart,
+    )
+    if as_json:
+        emit_json(r.to_dict())
+        return
+    resumed = f" (resumed after {r.resumed_from})" if r.resumed_from else ""
+    typer.echo(
+        f"{r.pushed} of {r.local_triplets} triplets pushed{resumed} to {r.uri} in "
+        f"{r.seconds:.1f} s ({r.triplets_per_s:.0f}/s): {r.added} added, {r.duplicates} already "
+        f"there, {r.invalid} invalid; the server now holds {r.server_triplets} triplets, "
+        f"{r.server_entities} entities"
     )
 
 

@@ -17,6 +17,7 @@ import typer
 
 from biorag.cli import common
 from biorag.cli.common import emit_json, handle_errors, llm_session, print_accounting
+from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError, InputFormatError
 
 app = typer.Typer(
@@ -28,14 +29,6 @@ QUERIES = ("drugs-for", "gene-disease", "drug-drug", "papers-in", "methods-of")
 BACKENDS = ("sqlite", "neo4j")
 
 BACKEND = typer.Option("sqlite", "--backend", help="sqlite (DIR/kg.sqlite) | neo4j (a server)")
-NEO4J_URI = typer.Option(None, "--neo4j-uri", help="bolt://host:7687 (with --backend neo4j)")
-NEO4J_USER = typer.Option("neo4j", "--neo4j-user", help="Neo4j user")
-NEO4J_DATABASE = typer.Option(None, "--neo4j-database", help="Neo4j database (server default)")
-NEO4J_PASSWORD_ENV = typer.Option(
-    "BIORAG_NEO4J_PASSWORD",
-    "--neo4j-password-env",
-    help="NAME of the environment variable holding the Neo4j password",
-)
 
 
 def _say(message: str) -> None:

@@ -1,8 +1,10 @@
 """VectorGraphRAG (seed 004): ranked KG triplets as the context of one LLM generation.
 
-Options: ``kg`` (the KG directory, ``DIR/kg.sqlite``; required), ``backend`` (store backend, default
-``sqlite``), ``k`` (10), ``top_n`` (300), ``min_entity_sim`` (0.9), ``min_triplet_sim`` (0.1),
-``use_options`` (true), ``direction`` (``out``), ``paper_compat`` (false).
+Options: ``kg`` (the KG directory, ``DIR/kg.sqlite``; required), ``backend`` (store backend,
+default ``sqlite``; ``neo4j`` reads the triplets from the server ``neo4j_uri`` that ``kg push``
+loaded, with ``neo4j_user``, ``neo4j_database``, ``neo4j_password_env``), ``k`` (10), ``top_n``
+(300), ``min_entity_sim`` (0.9), ``min_triplet_sim`` (0.1), ``use_options`` (true),
+``direction`` (``out``), ``paper_compat`` (false).
 
 The entity index (``DIR/entities.*``) is opened once per method instance and extended with the
 store's new entities, never rebuilt per question. Retrieval runs on one private worker thread
@@ -90,21 +92,30 @@ def extract_letter_paper(
     return next((k for k, v in options.items() if v.lower() in low), None)
 
 
+SERVER_OPTIONS = ("uri", "user", "database", "password_env")
 _SHARED: dict[tuple[str, str, str, str], tuple[Any]] = {}
 _SHARED_LOCK = threading.Lock()
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectorgraphrag")
 
 
-def _open_retriever(path: Path, backend: str, embedder: Any, params: dict[str, Any]) -> Any:
-    """Open the store and entity index on the worker thread, where they are used."""
+def _open_retriever(
+    path: Path, backend: str, server: dict[str, Any], embedder: Any, params: dict[str, Any]
+) -> Any:
+    """Open the store and entity index on the worker thread, where they are used. With backend
+    ``neo4j`` the triplets are read from the server (``server``: ``uri`` and the store's keyword
+    arguments) and the entity index from ``path``, the directory ``kg push`` pushed."""
 
     def open_() -> Any:
         from biorag.kg.entity_index import EntityIndex
         from biorag.kg.retrieval import KGRetriever
         from biorag.kg.store import open_store
 
-        # cast: the option is a plain str; open_store refuses any other backend name
-        store = open_store(path, backend=cast(Literal["sqlite", "neo4j"], backend))
+        if backend == "neo4j":
+            kw = {k: v for k, v in server.items() if k != "uri" and v}
+            store = open_store(server["uri"], "neo4j", **kw)
+        else:
+            # cast: the option is a plain str; open_store refuses any other backend name
+            store = open_store(path, backend=cast(Literal["sqlite", "neo4j"], backend))
         index = EntityIndex.open(path if path.is_dir() else path.parent, embedder)
         index.sync(store.entities())
         return KGRetriever(store, index, embedder, **params)
@@ -155,17 +166,27 @@ class VectorGraphRAG(QAMethod):
         if self._retriever is None:
             path = self.kg_dir()
             backend = str(self.options.get("backend", "sqlite"))
+            server = {k: self.options.get(f"neo4j_{k}") for k in SERVER_OPTIONS}
+            server["uri"] = server["uri"] or ""
+            if backend == "neo4j" and not server["uri"]:
+                raise BioragError(
+                    "vectorgraphrag with backend neo4j needs the server: method option "
+                    "neo4j_uri (bolt://host:7687), after biorag kg push",
+                    param="neo4j_uri",
+                )
             embedder = self.rt.embedder
             key = (
                 str(path.resolve()),
-                backend,
+                f"{backend}:{server['uri']}:{server['database']}",
                 embedder.model_id,
                 repr(sorted(self.params.items())),
             )
             with _SHARED_LOCK:
                 shared = _SHARED.get(key)
                 if shared is None:
-                    shared = _SHARED[key] = (_open_retriever(path, backend, embedder, self.params),)
+                    shared = _SHARED[key] = (
+                        _open_retriever(path, backend, server, embedder, self.params),
+                    )
             self._retriever = shared[0]
         return self._retriever
 
