@@ -10,6 +10,10 @@ to send)::
 
     python benchmarks/bench_neo4j_push.py --triplets 100000 --batch-sizes 500,2000,5000
 
+``--compare-merge N`` also loads the first N triplets the way the store wrote before: one
+``MERGE`` of the relation pattern per row, whose cost grows with the degree of its end nodes on
+this server, against today's key lookup and ``CREATE`` (same batches, same server, one run).
+
 Results: benchmarks/results/neo4j_push.json; the table is in docs/benchmarks.md.
 """
 
@@ -75,6 +79,50 @@ def start_arcadedb(root: Path, heap: str) -> tuple[subprocess.Popen, str]:
     return proc, line.split(" ", 1)[1]
 
 
+OLD_MERGE_RELATIONS = """
+UNWIND $rows AS row
+MATCH (s:Entity {key: row.s}), (o:Entity {key: row.o})
+MERGE (s)-[r:RELATION {predicate_key: row.pk}]->(o)
+ON CREATE SET r.predicate = row.p, r.source_id = row.src, r.model = row.model, r.seq = row.seq
+"""
+
+
+def compare_merge(kg: Path, n: int, uri: str, kw: dict, batch_size: int) -> dict:
+    """Seconds to load the first ``n`` triplets by the old pattern MERGE and by the store."""
+    from itertools import islice
+
+    from biorag.kg.models import normalize_key
+    from biorag.kg.neo4j_store import MERGE_ENTITIES, Neo4jKGStore
+
+    with open_store(kg) as local:
+        triplets = list(islice(local.iter_triplets(), n))
+    out = {"triplets": len(triplets), "batch_size": batch_size}
+    with Neo4jKGStore(uri, **kw) as s:
+        s.clear()
+        t0 = time.perf_counter()
+        for b in range(0, len(triplets), batch_size):
+            batch = triplets[b : b + batch_size]
+            ents = {normalize_key(x): x for t in batch for x in (t.subject, t.object)}
+            rows = [{"key": k, "name": v, "seq": i} for i, (k, v) in enumerate(ents.items())]
+            s._run(MERGE_ENTITIES, rows=rows)
+            rels = [
+                {"s": normalize_key(t.subject), "o": normalize_key(t.object), "seq": b + i,
+                 "pk": normalize_key(t.predicate), "p": t.predicate, "src": "", "model": ""}
+                for i, t in enumerate(batch)
+            ]  # fmt: skip
+            s._run(OLD_MERGE_RELATIONS, rows=rels)
+        out["pattern_merge_seconds"] = round(time.perf_counter() - t0, 3)
+        out["pattern_merge_stored"] = s.count_triplets()
+        s.clear()
+    with Neo4jKGStore(uri, batch_size=batch_size, **kw) as s:
+        t0 = time.perf_counter()
+        s.add_triplets(triplets)
+        out["key_lookup_seconds"] = round(time.perf_counter() - t0, 3)
+        out["key_lookup_stored"] = s.count_triplets()
+    print(json.dumps(out), file=sys.stderr)
+    return out
+
+
 def peak_rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -93,6 +141,7 @@ def main() -> None:
     ap.add_argument("--uri", default=None, help="a server of yours (user --user)")
     ap.add_argument("--user", default="neo4j")
     ap.add_argument("--heap", default="2g", help="ArcadeDB's JVM heap")
+    ap.add_argument("--compare-merge", type=int, default=0, metavar="N")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/neo4j_push.json")
     a = ap.parse_args()
     sizes = [int(x) for x in a.batch_sizes.split(",")]
@@ -107,8 +156,13 @@ def main() -> None:
             proc, uri = start_arcadedb(Path(tmp) / "arcadedb", a.heap)
             user, pw_env = "root", PASSWORD_ENV
         rows = []
+        compared = None
         try:
             from biorag.kg.neo4j_store import Neo4jKGStore
+
+            if a.compare_merge:
+                creds = {"user": user, "password_env": pw_env}
+                compared = compare_merge(kg, a.compare_merge, uri, creds, sizes[0])
 
             for bs in sizes:
                 with Neo4jKGStore(uri, user=user, password_env=pw_env) as s:
@@ -143,6 +197,7 @@ def main() -> None:
         "local_triplets": local,
         "server_peak_rss_mb": server_rss,
         "rows": rows,
+        "compare_merge": compared,
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -49,7 +49,7 @@ def runtime(tmp_path, index, emb, llm: dict | None = None) -> Runtime:
 
 
 def check_contract(ans, index) -> None:
-    d = ans.details
+    d = ans.model_dump()["details"]
     claim_ids = {c["id"] for c in d["claims"]}
     assert d["claims"] and d["summaries"] and d["claims_of_interest"]
     for s in d["summaries"]:
@@ -87,7 +87,9 @@ def test_dry_run_llm_pipeline_both_modes(tmp_path, chain_index, hash_embedder, m
     check_contract(ans, chain_index)
     assert ans.llm_used and ans.answer == "C" and not ans.parse_failed
     # the reader read the layerwise summaries, every one of them
-    assert ans.context and all(reader_spy.read(s["text"]) for s in ans.details["summaries"])
+    assert ans.context and all(
+        reader_spy.read(s["text"]) for s in ans.model_dump()["details"]["summaries"]
+    )
     stages = rt.accounting()["stages"]
     if mode == "faithful":
         assert stages["claims"]["calls"] == 3 and stages["triples"]["calls"] >= 4
@@ -117,7 +119,7 @@ def test_graph_exports(tmp_path, chain_index, hash_embedder):
     ans = method.answer_sync(QUESTION)
     export_graph(method, tmp_path / "g.html", tmp_path / "g.graphml")
     page = (tmp_path / "g.html").read_text()
-    assert all(c["id"] in page for c in ans.details["claims"])
+    assert all(c["id"] in page for c in ans.model_dump()["details"]["claims"])
     assert "http://" not in page and "https://" not in page
     assert (tmp_path / "g.graphml").read_text().startswith("<?xml")
     rt.close()

@@ -125,3 +125,20 @@ def test_vectorgraphrag_retrieval_same_on_the_server(tmp_path, empty) -> None:
         assert results[0] == results[1] and len(results[0]) >= 3
     with pytest.raises(BioragError, match="neo4j_uri"):
         VectorGraphRAG(None, kg=str(kg), backend="neo4j")._setup()
+
+
+def test_relations_of_an_older_store_get_their_key(empty) -> None:
+    """A graph written before relations carried ``key`` (MERGE on the pattern) is keyed when a
+    store opens it, so adding the same triplets again stores no duplicate."""
+    with _server(empty) as s:
+        s._run(
+            "UNWIND $rows AS row MERGE (a:Entity {key: row.s}) ON CREATE SET a.name = row.s,"
+            " a.seq = row.i MERGE (b:Entity {key: row.o}) ON CREATE SET b.name = row.o,"
+            " b.seq = row.i + 100 MERGE (a)-[r:RELATION {predicate_key: 'binds'}]->(b)"
+            " ON CREATE SET r.predicate = 'binds', r.seq = row.i",
+            rows=[{"s": f"x{i}", "o": f"y{i}", "i": i} for i in range(3)],
+        )
+    with _server(empty) as s:
+        r = s.add_triplets([T("X0", "Binds", "y0"), T("x2", "binds", "Y2"), T("x9", "binds", "y9")])
+        assert (r.added, r.duplicates, s.count_triplets()) == (1, 2, 4)
+        assert [t.subject for t in s.iter_triplets()] == ["x0", "x1", "x2", "x9"]

@@ -166,12 +166,17 @@ class FakeNeo4jServer:
         if q == neo4j_store.MERGE_ENTITIES:
             for row in p["rows"]:
                 self.flat_entities.setdefault(row["key"], row["name"])
-        elif q == neo4j_store.MERGE_RELATIONS:
+        elif q == neo4j_store.EXISTING_RELATIONS:
+            have = {neo4j_store.SEP.join(k) for k in self.flat_rels}
+            return [{"key": k} for k in p["keys"] if k in have]
+        elif q == neo4j_store.CREATE_RELATIONS:
             for row in p["rows"]:
                 k = (row["s"], row["pk"], row["o"])
-                if k not in self.flat_rels:
-                    self.flat_rels[k] = row
-                    c["relationships_created"] += 1
+                assert k not in self.flat_rels, f"a relation created twice: {k}"
+                self.flat_rels[k] = row
+                c["relationships_created"] += 1
+        elif q == neo4j_store.KEY_OLD_RELATIONS:
+            return [{"n": 0}]
         elif "max(" in q:
             return [{"m": None}]
         else:

@@ -56,7 +56,7 @@ async def test_answer_with_ranked_triplet_context(tmp_path, kg):
     assert parse_passages(user) == [(str(i), t) for i, t in enumerate(ranked, 1)]
     assert "Context:\n" + numbered_passages(ranked) + "\nQuestion:" in user
     assert "A. Chloroquine\nB. Aspirin" in user
-    d = a.details
+    d = a.model_dump()["details"]
     assert "malaria" in d["search_terms"]
     assert {"term": "malaria", "entity": "Malaria", "similarity": 1.0} in d["matched_entities"]
     assert [t["object"] for t in d["triplets"]] == ["Malaria", "Artemisinin", "Plasmodium", "Lupus"]
@@ -73,7 +73,7 @@ async def test_paper_compat_merges_the_system_prompt_and_uses_the_typo_regex(tmp
     assert "Question: Which drug treats malaria?" in req.messages[0]["content"]
     assert a.answer == "" and a.parse_failed  # the "answer is" branch never fires
     assert extract_letter_regex("Based on the context, the answer is B", "ABCD") == "B"
-    scores = [t["score"] for t in a.details["triplets"]]
+    scores = [t["score"] for t in a.model_dump()["details"]["triplets"]]
     assert scores != sorted(scores, reverse=True)  # the rank order is lost
 
 

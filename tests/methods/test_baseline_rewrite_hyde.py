@@ -29,7 +29,7 @@ def check_answer(ans, cls, question, *, llm: bool) -> None:
     for e in ans.evidence:
         assert {"chunk_id", "doc_id", "source_id", "text"} <= set(e.model_dump())
         assert e.text in ans.context or ans.context.startswith(e.text[:20])
-    d = ans.details
+    d = ans.model_dump()["details"]
     assert d["context_tokens"] <= d["token_limit"]
     assert d["context_chunk_ids"] == [e.chunk_id for e in ans.evidence]
 
@@ -43,7 +43,7 @@ def test_no_llm_over_an_index(tmp_path, index, hash_embedder, cls):
     ids = [e.chunk_id for e in ans.evidence]
     assert len(store.get_chunks(ids)) == len(ids)
     store.close()
-    q = ans.details["query"]
+    q = ans.model_dump()["details"]["query"]
     if cls is Rewrite:  # no LLM: the question itself
         assert q["rewritten"] == QUESTION.text
     else:  # no LLM: question + options
@@ -67,7 +67,7 @@ def test_dry_run_model_over_an_index(tmp_path, index, hash_embedder, cls, reader
         assert stages["rewrite"]["calls"] == 1 and "hyde" not in stages
     else:
         assert stages["hyde"]["calls"] == 1 and "rewrite" not in stages
-        assert ans.details["query"]["candidate_answer"]
+        assert ans.model_dump()["details"]["query"]["candidate_answer"]
     rt.close()
 
 
@@ -101,7 +101,7 @@ def test_the_context_follows_the_rerank_order(tmp_path, hash_embedder, cls):
     assert ans.context == "\n\n".join(GIVEN.passages[i] for i in (1, 2, 0))
     assert [e.chunk_id for e in ans.evidence] == [f"given:g1:{i}" for i in (1, 2, 0)]
     assert rt.reranker.queries == [GIVEN.text]  # reranked against the question
-    assert [r["rerank_score"] for r in ans.details["retrieved"]] == [2.0, 1.0, 0.0]
+    assert [r["rerank_score"] for r in ans.model_dump()["details"]["retrieved"]] == [2.0, 1.0, 0.0]
     kept = cls(rt, rerank=False).answer_sync(GIVEN)
     assert kept.context == "\n\n".join(GIVEN.passages)
 

@@ -16,7 +16,7 @@ def index(tmp_path, hash_embedder):
 
 
 def check_claims(ans, question) -> list[dict]:
-    d = ans.details
+    d = ans.model_dump()["details"]
     claims = {c["id"]: c for c in d["claims"]}
     used = [claims[i] for i in d["context_claim_ids"]]
     assert used and ans.context == "\n\n".join(c["text"] for c in used)
@@ -36,9 +36,13 @@ def test_no_llm_rule_based_claims(tmp_path, index, hash_embedder):
     ans = ClaimChunks(rt).answer_sync(QUESTION)
     check_claims(ans, QUESTION)
     assert not ans.llm_used and "no-LLM floor" in ans.notes[0]
-    assert ans.details["extraction"]["floor"] is True
+    assert ans.model_dump()["details"]["extraction"]["floor"] is True
     # Claims are finer than chunks: more claims than retrieved chunks.
-    assert len(ans.details["claims"]) > ans.details["extraction"]["chunks"] == 6
+    assert (
+        len(ans.model_dump()["details"]["claims"])
+        > ans.model_dump()["details"]["extraction"]["chunks"]
+        == 6
+    )
     rt.close()
 
 
@@ -52,7 +56,7 @@ def test_dry_run_model_batched_extraction(tmp_path, index, hash_embedder, reader
     stages = rt.accounting()["stages"]
     assert stages["claims_triples"]["calls"] == 6  # one call per retrieved chunk
     assert stages["hyde"]["calls"] == 1 and "rewrite" not in stages
-    assert ans.details["extraction"]["mode"] == "batched"
+    assert ans.model_dump()["details"]["extraction"]["mode"] == "batched"
     rt.close()
 
 
@@ -74,7 +78,9 @@ def test_claims_follow_the_rerank_order_and_the_limit(tmp_path, hash_embedder):
     assert rt.reranker.queries == [GIVEN.text]
     small = ClaimChunks(rt, token_limit=15).answer_sync(GIVEN)
     assert 0 < default_counter().count(small.context) <= 15
-    assert len(small.details["context_claim_ids"]) < len(ans.details["context_claim_ids"])
+    assert len(small.model_dump()["details"]["context_claim_ids"]) < len(
+        ans.model_dump()["details"]["context_claim_ids"]
+    )
 
 
 def test_bad_options(tmp_path, hash_embedder):

@@ -44,7 +44,7 @@ def test_correct_keeps_the_relevant_strips_only(tmp_path, hash_embedder):
     ]  # fmt: skip
     rt = make_runtime(tmp_path, hash_embedder, llm=_scripted(tmp_path, rules))
     ans = build_method("crag", rt, {"strip_sentences": 1}).answer_sync(GIVEN)
-    crag = ans.details["crag"]
+    crag = ans.model_dump()["details"]["crag"]
     assert crag["action"] == "correct" and crag["searched_again"] == []
     assert crag["scores"] == {"given:g1:0": 0.05, "given:g1:1": 0.9, "given:g1:2": 0.4}
     # kept: the strips of chunks 1 and 2 (scores >= lower) that score >= strip_min
@@ -68,7 +68,7 @@ def test_incorrect_searches_again_with_a_keyword_query(tmp_path, hash_embedder):
     ]  # fmt: skip
     rt = make_runtime(tmp_path, hash_embedder, idx, llm=_scripted(tmp_path, rules))
     ans = build_method("crag", rt, {"k": 2}).answer_sync(QUESTION)
-    crag = ans.details["crag"]
+    crag = ans.model_dump()["details"]["crag"]
     assert crag["action"] == "incorrect"
     assert crag["keyword_query"] == "zelocitinib KRX1 liver fibrosis"
     assert crag["searched_again"]  # the index was searched with the rewrite
@@ -79,7 +79,7 @@ def test_incorrect_searches_again_with_a_keyword_query(tmp_path, hash_embedder):
 def test_floor_and_bad_options(tmp_path, hash_embedder):
     rt = make_runtime(tmp_path, hash_embedder)
     ans = build_method("crag", rt).answer_sync(GIVEN)
-    assert ans.details["crag"]["action"] in ("correct", "ambiguous", "incorrect")
+    assert ans.model_dump()["details"]["crag"]["action"] in ("correct", "ambiguous", "incorrect")
     assert not ans.llm_used
     with pytest.raises(BioragError, match="lower <= upper"):
         build_method("crag", rt, {"lower": 0.9, "upper": 0.5})

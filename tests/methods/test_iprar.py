@@ -113,7 +113,7 @@ def many(tmp_path):
 def test_relevance_loop(tmp_path, hash_embedder, many, verdicts, n_checked, n_selected):
     rt, backend = mock_runtime(tmp_path, hash_embedder, rules(verdicts))
     ans = IPRAR(rt, use_support_scores=False).answer_sync(many)
-    d = ans.details
+    d = ans.model_dump()["details"]
     assert stage_calls(backend, "iprar_relevance") == n_checked == len(d["relevance"])
     ranked = [c["chunk_id"] for c in d["aggregated"]]
     assert len(ranked) == 8
@@ -132,7 +132,7 @@ def test_support_scores_choose_final_chunks(tmp_path, hash_embedder, many):
     rt, backend = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 3 + ["No"] * 5, scores))
     q = many.model_copy(update={"options": {}})
     ans = IPRAR(rt).answer_sync(q)
-    d = ans.details
+    d = ans.model_dump()["details"]
     sel = d["selected"]
     assert len(sel) == 3 and [s["score"] for s in d["support"]] == [90, 10, 60]
     assert d["final_chunks"] == [sel[0], sel[2]] and d["draft_answer"]
@@ -144,7 +144,7 @@ def test_support_scores_choose_final_chunks(tmp_path, hash_embedder, many):
     # score 0; ties keep rank order, so id 4 is dropped), i.e. the first 3 in rank order
     low = {"scores": [{"id": "2", "score": 40}]}
     rt2, _ = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 4 + ["No"] * 4, low))
-    d2 = IPRAR(rt2).answer_sync(q).details
+    d2 = IPRAR(rt2).answer_sync(q).model_dump()["details"]
     assert d2["final_chunks"] == d2["selected"][:3] and d2["support"][0].get("missing")
 
 
@@ -152,7 +152,7 @@ def test_no_llm_over_an_index(tmp_path, hash_embedder):
     index = build_index(tmp_path, hash_embedder)
     rt = make_runtime(tmp_path, hash_embedder, index)
     ans = IPRAR(rt, k=3).answer_sync(QUESTION)
-    d = ans.details
+    d = ans.model_dump()["details"]
     assert not ans.llm_used and "no-LLM floor" in ans.notes[0]
     assert ans.answer in QUESTION.options and ans.evidence
     # Section 4.3.1: dense lists at both levels, keyword matching at the full-text level only.
@@ -177,7 +177,7 @@ def test_no_llm_over_an_index(tmp_path, hash_embedder):
 def test_dry_run_and_given_passages(tmp_path, hash_embedder):
     rt = make_runtime(tmp_path, hash_embedder, None, DRY_RUN)
     ans = IPRAR(rt).answer_sync(GIVEN)  # the dry-run model may not know the iprar stages
-    assert ans.method == "iprar" and ans.details["lists"]
+    assert ans.method == "iprar" and ans.model_dump()["details"]["lists"]
     assert all(e.chunk_id.startswith("given:g1:") for e in ans.evidence)
     assert "searcher" not in rt.built()
 
@@ -193,7 +193,7 @@ def test_dry_run_and_given_passages(tmp_path, hash_embedder):
 )
 def test_ablation_switches_change_the_lists(tmp_path, hash_embedder, opts, present):
     rt = make_runtime(tmp_path, hash_embedder)
-    d = IPRAR(rt, **opts).answer_sync(GIVEN).details
+    d = IPRAR(rt, **opts).answer_sync(GIVEN).model_dump()["details"]
     parts = {p for name in d["lists"] for p in name.split("@")}
     assert present <= parts and not (
         parts - present - {"question", "virtual", "keyword", "abstract", "fulltext"}
@@ -217,7 +217,7 @@ def test_flat_ablations_and_bad_options(tmp_path, hash_embedder, many):
         use_relevance_check=False,
         use_support_scores=False,
     )
-    d = IPRAR(rt, **flat).answer_sync(many).details
+    d = IPRAR(rt, **flat).answer_sync(many).model_dump()["details"]
     assert list(d["lists"]) == ["question@fulltext"] and d["relevance"] == []
     sims = [c["similarity"] for c in d["aggregated"]]
     assert sims == sorted(sims, reverse=True)
@@ -267,7 +267,11 @@ def batch_rules(batches: list[str | dict]) -> list[dict]:
 )
 def test_batched_relevance_loop(tmp_path, hash_embedder, many, batches, n_calls, picked):
     rt, backend = mock_runtime(tmp_path, hash_embedder, batch_rules(batches))
-    d = IPRAR(rt, use_support_scores=False, relevance_batch=3).answer_sync(many).details
+    d = (
+        IPRAR(rt, use_support_scores=False, relevance_batch=3)
+        .answer_sync(many)
+        .model_dump()["details"]
+    )
     assert stage_calls(backend, "iprar_relevance_batch") == n_calls
     assert stage_calls(backend, "iprar_relevance") == 0
     ranked = [c["chunk_id"] for c in d["aggregated"]]
@@ -284,7 +288,11 @@ def test_batched_relevance_loop(tmp_path, hash_embedder, many, batches, n_calls,
 def test_batched_relevance_missing_verdict(tmp_path, hash_embedder, many):
     partial = {"verdicts": [{"id": "1", "relevant": True}, {"id": "[3]", "relevant": "yes"}]}
     rt, _ = mock_runtime(tmp_path, hash_embedder, batch_rules([partial, "NNNN"]))
-    d = IPRAR(rt, use_support_scores=False, relevance_batch=4).answer_sync(many).details
+    d = (
+        IPRAR(rt, use_support_scores=False, relevance_batch=4)
+        .answer_sync(many)
+        .model_dump()["details"]
+    )
     ranked = [c["chunk_id"] for c in d["aggregated"]]
     rows = d["relevance"]
     assert len(rows) == 8 and d["selected"] == [ranked[0], ranked[2]]
@@ -295,7 +303,11 @@ def test_batched_relevance_missing_verdict(tmp_path, hash_embedder, many):
 def test_relevance_batch_one_is_one_call_per_chunk(tmp_path, hash_embedder, many):
     verdicts = ["No", "Yes", "Yes", "No", "Yes", "Yes", "Yes", "No"]
     rt, backend = mock_runtime(tmp_path, hash_embedder, rules(verdicts))
-    d = IPRAR(rt, use_support_scores=False, relevance_batch=1).answer_sync(many).details
+    d = (
+        IPRAR(rt, use_support_scores=False, relevance_batch=1)
+        .answer_sync(many)
+        .model_dump()["details"]
+    )
     assert stage_calls(backend, "iprar_relevance") == 7 == len(d["relevance"])
     assert stage_calls(backend, "iprar_relevance_batch") == 0
     assert all("batch" not in v for v in d["relevance"])
@@ -323,13 +335,13 @@ def test_exact_answer_with_an_llm(tmp_path, hash_embedder, many, qtype, response
     rt, backend = mock_runtime(tmp_path, hash_embedder, script)
     ans = IPRAR(rt, use_support_scores=False).answer_sync(typed(many, qtype))
     assert ans.exact == exact and not ans.parse_failed
-    ex = ans.details["exact_answer"]
+    ex = ans.model_dump()["details"]["exact_answer"]
     assert ex["method"] == "llm" and ex["value"] == exact and ex["qtype"] == qtype
     assert stage_calls(backend, "exact_answer") == 1
     req = next(r for r in backend.calls if r.stage == "exact_answer")
     prompt = req.last_user_message()
     assert f"Question type: {qtype}" in prompt and "KRX1 drives fibrosis [1]." in prompt
-    assert prompt.count("passage number") == len(ans.details["final_chunks"]) == 5
+    assert prompt.count("passage number") == len(ans.model_dump()["details"]["final_chunks"]) == 5
     assert ans.answer.startswith("KRX1 drives fibrosis")  # the ideal answer is kept
 
 
@@ -338,10 +350,10 @@ def test_exact_answer_parse_failure_and_switch_off(tmp_path, hash_embedder, many
     rt, backend = mock_runtime(tmp_path, hash_embedder, script)
     ans = IPRAR(rt, use_support_scores=False).answer_sync(typed(many, "list"))
     assert ans.parse_failed and ans.exact == []
-    assert ans.details["exact_answer"]["parse_failed"]
-    assert ans.details["exact_answer"]["raw"] == "no idea"
+    assert ans.model_dump()["details"]["exact_answer"]["parse_failed"]
+    assert ans.model_dump()["details"]["exact_answer"]["raw"] == "no idea"
     off = IPRAR(rt, use_support_scores=False, exact_answer=False).answer_sync(typed(many, "list"))
-    assert off.exact is None and "exact_answer" not in off.details
+    assert off.exact is None and off.details.exact_answer is None
     assert stage_calls(backend, "exact_answer") == 1
 
 
@@ -349,7 +361,7 @@ def test_no_exact_answer_for_summary_untyped_or_yesno_options(tmp_path, hash_emb
     rt, backend = mock_runtime(tmp_path, hash_embedder, rules(["Yes"] * 8))
     for q in (typed(many, "summary"), typed(many, ""), many.model_copy(update={"type": "yesno"})):
         ans = IPRAR(rt, use_support_scores=False).answer_sync(q)
-        assert ans.exact is None and "exact_answer" not in ans.details
+        assert ans.exact is None and ans.details.exact_answer is None
     assert stage_calls(backend, "exact_answer") == 0
 
 
@@ -360,12 +372,15 @@ def test_exact_answer_floor_without_llm(tmp_path, hash_embedder):
     )
     ans = IPRAR(rt).answer_sync(q)
     assert not ans.llm_used and ans.exact and ans.exact[0] == "KRX1"
-    assert ans.details["exact_answer"]["method"] == "floor" and len(ans.exact) <= 5
+    assert ans.model_dump()["details"]["exact_answer"]["method"] == "floor" and len(ans.exact) <= 5
     assert any("exact answer: no-LLM floor" in n for n in ans.notes)
     yn = IPRAR(rt).answer_sync(GIVEN.model_copy(update={"type": "yesno", "options": {}}))
-    assert yn.exact in ("yes", "no") and yn.details["exact_answer"]["method"] == "floor"
+    assert (
+        yn.exact in ("yes", "no")
+        and yn.model_dump()["details"]["exact_answer"]["method"] == "floor"
+    )
     summary = IPRAR(rt).answer_sync(q.model_copy(update={"type": "summary"}))
-    assert summary.exact is None and "exact_answer" not in summary.details
+    assert summary.exact is None and summary.details.exact_answer is None
 
 
 def test_exact_answer_uses_the_main_model_not_the_reasoning_one(tmp_path, hash_embedder, many):
@@ -386,14 +401,14 @@ def test_exact_answer_uses_the_main_model_not_the_reasoning_one(tmp_path, hash_e
     assert stage_calls(backend, "exact_answer") == 1
     assert stage_calls(backend, "iprar_final") == 0  # the final answer is the reasoning model's
     assert stage_calls(backend, "iprar_relevance_batch") == 2
-    assert ans.details["exact_answer"]["method"] == "llm" and ans.exact == ["KRX1"]
+    assert ans.model_dump()["details"]["exact_answer"]["method"] == "llm" and ans.exact == ["KRX1"]
     assert ans.answer.startswith("Dry-run answer")
 
 
 def test_dry_run_batched_and_exact(tmp_path, hash_embedder, many):
     rt = make_runtime(tmp_path, hash_embedder, None, DRY_RUN)
     ans = IPRAR(rt, relevance_batch=4).answer_sync(typed(many, "list"))
-    d = ans.details
+    d = ans.model_dump()["details"]
     assert len(d["relevance"]) == 8 and all(v["relevant"] for v in d["relevance"][:5])
     assert d["selected"] == [c["chunk_id"] for c in d["aggregated"][:5]]
     assert isinstance(ans.exact, list) and ans.exact and not ans.parse_failed

@@ -80,7 +80,7 @@ def test_split_levels_search_their_own_corpus(tmp_path, hash_embedder, two_index
     rt = make_runtime(tmp_path, hash_embedder)
     rt.index_paths = paths
     ans = IPRAR(rt, k=4, **SPLIT).answer_sync(QUESTION)
-    d = ans.details
+    d = ans.model_dump()["details"]
     assert d["levels"] == {"abstract": "corpus:abstracts", "fulltext": "corpus:fulltexts"}
     assert d["same_doc_by"] == "source_id"
     assert set(d["lists"]) == {
@@ -114,7 +114,7 @@ def test_proxy_unchanged_over_the_same_indexes(tmp_path, hash_embedder, two_inde
     paths, _ = two_indexes
     rt = make_runtime(tmp_path, hash_embedder)
     rt.index_paths = paths
-    d = IPRAR(rt, k=4).answer_sync(QUESTION).details
+    d = IPRAR(rt, k=4).answer_sync(QUESTION).model_dump()["details"]
     assert d["levels"] == {"abstract": "doc-level proxy", "fulltext": "chunk-level proxy"}
     assert d["same_doc_by"] == "doc_id"
     abstract = d["lists"]["question@abstract"]
@@ -131,7 +131,11 @@ def test_one_level_switched_off(tmp_path, hash_embedder, two_indexes):
     paths, doc_ids = two_indexes
     rt = make_runtime(tmp_path, hash_embedder)
     rt.index_paths = paths
-    d = IPRAR(rt, k=3, use_abstract_level=False, **SPLIT).answer_sync(QUESTION).details
+    d = (
+        IPRAR(rt, k=3, use_abstract_level=False, **SPLIT)
+        .answer_sync(QUESTION)
+        .model_dump()["details"]
+    )
     assert d["levels"] == {"fulltext": "corpus:fulltexts"}
     assert {n.split("@")[1] for n in d["lists"]} == {"fulltext"}
     assert {r["doc_id"] for rows in d["lists"].values() for r in rows} <= doc_ids["fulltexts"]
@@ -142,7 +146,7 @@ def test_a_given_searcher_and_first_use_check(tmp_path, hash_embedder, two_index
     paths, _ = two_indexes
     given = MultiSearcher([Searcher(p, hash_embedder) for p in paths])
     rt = make_runtime(tmp_path, hash_embedder, searcher=given)  # no index paths: first use
-    d = IPRAR(rt, k=3, **SPLIT).answer_sync(QUESTION).details
+    d = IPRAR(rt, k=3, **SPLIT).answer_sync(QUESTION).model_dump()["details"]
     assert d["levels"]["abstract"] == "corpus:abstracts" and d["lists"]["question@abstract"]
     bad = IPRAR(rt, abstract_corpus="abstracts", fulltext_corpus="bodies")
     with pytest.raises(BioragError, match=r"fulltext_corpus 'bodies' is not among the indexes"):
@@ -152,7 +156,7 @@ def test_a_given_searcher_and_first_use_check(tmp_path, hash_embedder, two_index
 
 def test_given_passages_ignore_the_corpora(tmp_path, hash_embedder):
     rt = make_runtime(tmp_path, hash_embedder)
-    d = IPRAR(rt, **SPLIT).answer_sync(GIVEN).details
+    d = IPRAR(rt, **SPLIT).answer_sync(GIVEN).model_dump()["details"]
     assert d["levels"] == {
         "abstract": "given passages (doc level)",
         "fulltext": "given passages (chunk level)",

@@ -118,7 +118,7 @@ def test_failed_exact_answer_call_keeps_the_answer(tmp_path, hash_embedder, many
     rt, backend = mock_runtime(tmp_path, hash_embedder, script)
     ans = IPRAR(rt, use_support_scores=False).answer_sync(typed(many_given, "factoid"))
     assert ans.answer.startswith("KRX1 drives fibrosis")  # the final answer survives
-    ex = ans.details["exact_answer"]
+    ex = ans.model_dump()["details"]["exact_answer"]
     assert ex["method"] == "floor" and "down" in ex["error"] and "LLMError" in ex["error"]
     assert isinstance(ans.exact, list) and ans.exact == ex["value"]
     assert any(n.startswith(EXACT_NOTE) and "down" in n for n in ans.notes)
@@ -158,7 +158,11 @@ def test_batch_verdicts_accepts_common_formats():
 def test_a_batch_without_any_verdict_records_a_parse_error(tmp_path, hash_embedder, many_given):
     numeric = {"verdicts": [{"id": i, "relevant": 1} for i in range(1, 5)]}
     rt, _ = mock_runtime(tmp_path, hash_embedder, batch_rules([{"verdicts": "unsure"}, numeric]))
-    d = IPRAR(rt, use_support_scores=False, relevance_batch=4).answer_sync(many_given).details
+    d = (
+        IPRAR(rt, use_support_scores=False, relevance_batch=4)
+        .answer_sync(many_given)
+        .model_dump()["details"]
+    )
     rows = d["relevance"]
     assert len(rows) == 8
     assert all(r["missing"] and r["parse_error"] == "no verdict in the reply" for r in rows[:4])
@@ -183,7 +187,7 @@ def test_a_batch_without_any_verdict_records_a_parse_error(tmp_path, hash_embedd
 def test_keyword_levels(tmp_path, hash_embedder, opts, keyword_lists):
     index = build_index(tmp_path, hash_embedder)
     rt = make_runtime(tmp_path, hash_embedder, index)
-    d = IPRAR(rt, k=3, **opts).answer_sync(QUESTION).details
+    d = IPRAR(rt, k=3, **opts).answer_sync(QUESTION).model_dump()["details"]
     assert {n for n in d["lists"] if n.startswith("keyword@")} == keyword_lists
     dense = {n for n in d["lists"] if not n.startswith("keyword@")}
     levels = ["abstract"] if opts.get("use_fulltext_level") is False else ["abstract", "fulltext"]

@@ -17,7 +17,7 @@ def index(tmp_path, hash_embedder):
 
 
 def check_tree(ans) -> dict:
-    r = ans.details["raptor"]
+    r = ans.model_dump()["details"]["raptor"]
     nodes = {n["id"]: n for n in r["nodes"]}
     assert r["layer_sizes"] == [len(layer) for layer in r["layers"]]
     assert [nodes[i]["layer"] for layer in r["layers"] for i in layer] == [
@@ -40,7 +40,7 @@ def check_tree(ans) -> dict:
     # Evidence: the retrieved chunks under the selected nodes.
     under = {c for s in r["selected"] for c in nodes[s["id"]]["chunk_ids"]}
     assert {e.chunk_id for e in ans.evidence} == under <= retrieved
-    assert default_counter().count(ans.context) <= ans.details["token_limit"]
+    assert default_counter().count(ans.context) <= ans.model_dump()["details"]["token_limit"]
     if not umap_available():
         assert r["reduction"] in ("pca", "none")
     return r
@@ -90,7 +90,9 @@ def test_context_respects_the_token_limit(tmp_path, index, hash_embedder):
     ans = Raptor(rt, leaf_tokens=20, token_limit=40).answer_sync(QUESTION)
     check_tree(ans)
     assert 0 < default_counter().count(ans.context) <= 40
-    assert len(ans.details["raptor"]["selected"]) < len(ans.details["raptor"]["nodes"])
+    assert len(ans.model_dump()["details"]["raptor"]["selected"]) < len(
+        ans.model_dump()["details"]["raptor"]["nodes"]
+    )
     rt.close()
 
 

@@ -4,8 +4,13 @@ Graph model: one node label ``Entity`` with properties ``key`` (the normalized n
 :func:`~biorag.kg.models.normalize_key`; the uniqueness constraint ``biorag_entity_key`` is on
 it, so "Vitamin C" and "vitamin  c" are one node), ``name`` (as first given) and ``seq``
 (insertion order); ONE relationship type ``RELATION`` whose properties are ``predicate`` (the
-text), ``predicate_key``, ``source_id``, ``model`` and ``seq``. A triplet is unique by
-``(subject key, predicate_key, object key)``: writes ``MERGE`` on it, batched with ``UNWIND``.
+text), ``predicate_key``, ``source_id``, ``model``, ``seq`` and ``key``. A triplet is unique by
+``(subject key, predicate_key, object key)``, which ``key`` joins (with ``\x1f``, which no
+normalized key holds). Writes are batched with ``UNWIND``: entities ``MERGE`` on their key, then
+the batch's relation keys are looked up in the ``biorag_relation_key`` index and only the
+missing relations are ``CREATE``d. (A ``MERGE`` of the relation pattern costs time in the degree
+of its end nodes on some servers, ArcadeDB among them, so loading a graph with hub entities
+became quadratic.) Relations written before ``key`` existed get it when the store is opened.
 
 Connection: ``uri`` (``bolt://host:7687`` / ``neo4j://...``), ``user`` and the NAME of the
 environment variable holding the password (``BIORAG_NEO4J_PASSWORD`` by default; unset means no
@@ -29,17 +34,26 @@ SCHEMA = (
     f"CREATE CONSTRAINT biorag_entity_key IF NOT EXISTS FOR (e:{LABEL}) REQUIRE e.key IS UNIQUE",
     f"CREATE INDEX biorag_entity_seq IF NOT EXISTS FOR (e:{LABEL}) ON (e.seq)",
     f"CREATE INDEX biorag_relation_seq IF NOT EXISTS FOR ()-[r:{REL_TYPE}]-() ON (r.seq)",
+    f"CREATE INDEX biorag_relation_key IF NOT EXISTS FOR ()-[r:{REL_TYPE}]-() ON (r.key)",
 )
+SEP = "\x1f"  # between the three keys of a relation key; whitespace, so in no normalized key
 MERGE_ENTITIES = f"""
 UNWIND $rows AS row
 MERGE (e:{LABEL} {{key: row.key}})
 ON CREATE SET e.name = row.name, e.seq = row.seq
 """
-MERGE_RELATIONS = f"""
+EXISTING_RELATIONS = f"MATCH ()-[r:{REL_TYPE}]->() WHERE r.key IN $keys RETURN r.key AS key"
+CREATE_RELATIONS = f"""
 UNWIND $rows AS row
 MATCH (s:{LABEL} {{key: row.s}}), (o:{LABEL} {{key: row.o}})
-MERGE (s)-[r:{REL_TYPE} {{predicate_key: row.pk}}]->(o)
-ON CREATE SET r.predicate = row.p, r.source_id = row.src, r.model = row.model, r.seq = row.seq
+CREATE (s)-[r:{REL_TYPE} {{key: row.key, predicate_key: row.pk, predicate: row.p}}]->(o)
+SET r.source_id = row.src, r.model = row.model, r.seq = row.seq
+"""
+KEY_OLD_RELATIONS = f"""
+MATCH (s:{LABEL})-[r:{REL_TYPE}]->(o:{LABEL}) WHERE r.key IS NULL
+WITH s, r, o LIMIT 10000
+SET r.key = s.key + $sep + r.predicate_key + $sep + o.key
+RETURN count(r) AS n
 """
 _RETURN = (
     "RETURN startNode(r).name AS s, r.predicate AS p, endNode(r).name AS o,"
@@ -75,32 +89,43 @@ class Neo4jKGStore(Neo4jClient):
         self.batch_size = max(1, int(batch_size))
         self._next_entity = self._max_seq(f"MATCH (e:{LABEL}) RETURN max(e.seq) AS m") + 1
         self._next_rel = self._max_seq(f"MATCH ()-[r:{REL_TYPE}]->() RETURN max(r.seq) AS m") + 1
+        while True:  # relations written by an older biorag, without ``key``
+            records, _ = self._run(KEY_OLD_RELATIONS, sep=SEP)
+            if not records or not records[0]["n"]:
+                break
 
     # -- writes ----------------------------------------------------------------------------
     def add_triplets(self, triplets: Iterable[Triplet]) -> AddReport:
-        """MERGE the valid triplets in batches of ``batch_size`` (one transaction per query)."""
+        """Store the valid triplets in batches of ``batch_size`` (see the module docstring; one
+        transaction per query, so a batch cut short is completed by writing it again)."""
         report = AddReport()
         prepared = prepare_triplets(triplets, report)
         while batch := list(islice(prepared, self.batch_size)):
             entities: dict[str, str] = {}
-            rels: dict[tuple[str, str, str], dict[str, Any]] = {}
+            rels: dict[str, dict[str, Any]] = {}
             for _, t in batch:
                 entities.setdefault(t.subject_key, t.subject)
                 entities.setdefault(t.object_key, t.object)
-                k = (t.subject_key, t.predicate_key, t.object_key)
+                k = SEP.join((t.subject_key, t.predicate_key, t.object_key))
                 if k not in rels:
-                    seq = self._next_rel + len(rels)
-                    rels[k] = {"s": k[0], "pk": k[1], "o": k[2], "p": t.predicate, "seq": seq}
-                    rels[k].update(src=t.source_id, model=t.model)
+                    rels[k] = {"key": k, "s": t.subject_key, "pk": t.predicate_key}
+                    rels[k].update(o=t.object_key, p=t.predicate, src=t.source_id, model=t.model)
             rows = [
                 {"key": k, "name": n, "seq": self._next_entity + i}
                 for i, (k, n) in enumerate(entities.items())
             ]
             self._run(MERGE_ENTITIES, rows=rows)
             self._next_entity += len(rows)
-            _, summary = self._run(MERGE_RELATIONS, rows=list(rels.values()))
-            self._next_rel += len(rels)
-            created = int(summary.counters.relationships_created)
+            found, _ = self._run(EXISTING_RELATIONS, keys=list(rels))
+            there = {r["key"] for r in found}
+            new = [r for k, r in rels.items() if k not in there]
+            for i, r in enumerate(new):
+                r["seq"] = self._next_rel + i
+            created = 0
+            if new:
+                _, summary = self._run(CREATE_RELATIONS, rows=new)
+                created = int(summary.counters.relationships_created)
+            self._next_rel += len(new)
             report.added += created
             report.duplicates += len(batch) - created
         return report

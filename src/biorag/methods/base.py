@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from biorag.corpus.datasets.base import Question
+from biorag.methods.details import AnswerDetails, ContextFit, MethodDetails
 from biorag.methods.runtime import Runtime
 
 
@@ -75,7 +76,10 @@ class Answer(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     llm_used: bool = False
     notes: list[str] = Field(default_factory=list)
-    details: dict[str, Any] = Field(default_factory=dict, description="method-specific output")
+    details: MethodDetails = Field(
+        default_factory=AnswerDetails,
+        description="how the method answered: its typed trace (biorag.methods.details)",
+    )
 
 
 def cited_sentences(answer: dict[str, Any]) -> list[str]:
@@ -171,7 +175,10 @@ def _with_context_trace(
         with collect_fits() as fits:
             result = await answer(self, question)
         if fits:
-            result.details.setdefault("context_fit", []).extend(fits)
+            result.details.context_fit = [
+                *result.details.context_fit,
+                *(ContextFit.model_validate(f) for f in fits),
+            ]
             dropped = sum(len(f["dropped"]) for f in fits)
             if dropped:
                 prompts = sum(bool(f["dropped"]) for f in fits)

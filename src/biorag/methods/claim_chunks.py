@@ -31,6 +31,7 @@ from biorag.methods.context import (
     merge_options,
     rerank,
 )
+from biorag.methods.details import ClaimChunksDetails, QueryParts, RankedClaim
 from biorag.methods.rewrite import RERANK_QUERIES, rerank_text
 from biorag.methods.runtime import Runtime
 
@@ -89,23 +90,17 @@ class ClaimChunks(QAMethod):
             ContextItem(text=text, chunk_ids=[c.chunk_id], score=score, key=c.id)
             for (c, score), text in filled
         ]
-        details = {
-            "query": dict(query.__dict__),
-            "claims": [
-                {
-                    "id": c.id,
-                    "text": c.text,
-                    "chunk_id": c.chunk_id,
-                    "doc_id": c.doc_id,
-                    "score": score,
-                }
-                for c, score in ranked
+        details = ClaimChunksDetails(
+            query=QueryParts.model_validate(query.__dict__),
+            claims=[
+                RankedClaim(id=c.id, text=c.text, chunk_id=c.chunk_id, doc_id=c.doc_id, score=sc)
+                for c, sc in ranked
             ],
-            "context_claim_ids": [it.key for it in items],
-            "extraction": dict(getattr(extraction, "stats", {}) or {}),
-            "context_tokens": sum(counter.count(it.text) for it in items),
-            "token_limit": int(o["token_limit"]),
-        }
+            context_claim_ids=[str(it.key) for it in items],
+            extraction=dict(getattr(extraction, "stats", {}) or {}),
+            context_tokens=sum(counter.count(it.text) for it in items),
+            token_limit=int(o["token_limit"]),
+        )
         notes = ["rule-based claims (no LLM)"] if self.rt.llm is None else []
         return await answer_from_context(
             self.rt,

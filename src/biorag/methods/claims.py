@@ -27,6 +27,13 @@ from biorag.methods.base import (
     Question,
     retrieve_passages,
 )
+from biorag.methods.details import (
+    ClaimOfInterest,
+    ClaimRow,
+    ClaimsDetails,
+    QueryParts,
+    SummaryRow,
+)
 from biorag.methods.stages import stage as stage_event
 
 DEFAULTS: dict[str, Any] = {
@@ -255,7 +262,8 @@ class Claims(QAMethod):
             all_evidence=True,
         )
         run.seconds["answer"] = time.perf_counter() - t
-        out.details["seconds"] = run.seconds
+        if isinstance(out.details, ClaimsDetails):
+            out.details.seconds = run.seconds
         if out.llm_used and not run.summaries:
             ungrounded = run.extraction_stats.get("ungrounded_claims", 0)
             out.notes.append(
@@ -274,50 +282,50 @@ class Claims(QAMethod):
                 return sorted({claims[c].chunk_id for c in s.claim_ids if c in claims})
         return [key] if any(p.chunk_id == key for p in run.passages) else []
 
-    def details(self, run: ClaimsRun) -> dict[str, Any]:
+    def details(self, run: ClaimsRun) -> ClaimsDetails:
         """The JSON the CLI shows under ``--json``: claims, graph, claims of interest, summaries."""
         graph = run.graph.to_dict() if run.graph is not None else {}
         if run.graph is not None:
             graph["layer_sizes"] = {s.root_claim_id: s.layer_sizes for s in run.summaries}
-        return {
-            "query": run.query.__dict__ if run.query is not None else None,
-            "claims": [
-                {
-                    "id": c.id,
-                    "text": c.text,
-                    "triple": c.triple.model_dump() if c.triple else None,
-                    "triple_source": c.triple_source,
-                    "chunk_id": c.chunk_id,
-                    "doc_id": c.doc_id,
-                    "score": c.score,
-                    "relevant": c.relevant,
-                }
+        return ClaimsDetails(
+            query=QueryParts.model_validate(run.query.__dict__) if run.query else None,
+            claims=[
+                ClaimRow(
+                    id=c.id,
+                    text=c.text,
+                    triple=c.triple.model_dump() if c.triple else None,
+                    triple_source=c.triple_source,
+                    chunk_id=c.chunk_id,
+                    doc_id=c.doc_id,
+                    score=c.score,
+                    relevant=c.relevant,
+                )
                 for c in run.claims
             ],
-            "claims_of_interest": [
-                {
-                    "id": c.claim_id,
-                    "text": c.text,
-                    "score": c.score,
-                    "test_summary": c.test_summary,
-                    "test_summary_score": c.test_summary_score,
-                }
+            claims_of_interest=[
+                ClaimOfInterest(
+                    id=c.claim_id,
+                    text=c.text,
+                    score=c.score,
+                    test_summary=c.test_summary,
+                    test_summary_score=c.test_summary_score,
+                )
                 for c in run.coi
             ],
-            "summaries": [
-                {
-                    "root_claim_id": s.root_claim_id,
-                    "text": s.text,
-                    "claim_ids": s.claim_ids,
-                    "layer_sizes": s.layer_sizes,
-                    "rounds": s.rounds,
-                }
+            summaries=[
+                SummaryRow(
+                    root_claim_id=s.root_claim_id,
+                    text=s.text,
+                    claim_ids=s.claim_ids,
+                    layer_sizes=s.layer_sizes,
+                    rounds=s.rounds,
+                )
                 for s in run.summaries
             ],
-            "graph": graph,
-            "extraction": run.extraction_stats,
-            "denoise": run.denoise_report.__dict__ if run.denoise_report is not None else None,
-        }
+            graph=graph,
+            extraction=run.extraction_stats,
+            denoise=run.denoise_report.__dict__ if run.denoise_report is not None else None,
+        )
 
 
 #: separates the passages packed into one extraction unit (:func:`pack_passages`)

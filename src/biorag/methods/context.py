@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
 from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
+from biorag.methods.details import AnswerDetails
 from biorag.methods.runtime import Runtime
 from biorag.methods.stages import stage
 
@@ -197,7 +198,7 @@ async def answer_from_context(
     passages: Sequence[Any],
     *,
     reader: str = "two-call",
-    details: dict[str, Any] | None = None,
+    details: AnswerDetails | None = None,
     notes: list[str] | None = None,
     floor_items: Sequence[ContextItem] | None = None,
     all_evidence: bool = False,
@@ -224,7 +225,7 @@ async def _answer(
     items: Sequence[ContextItem],
     passages: Sequence[Any],
     reader: str,
-    details: dict[str, Any] | None,
+    details: AnswerDetails | None,
     notes: list[str] | None,
     floor_items: Sequence[ContextItem] | None,
     all_evidence: bool,
@@ -239,7 +240,7 @@ async def _answer(
             if all_evidence
             else evidence_for(items, passages)
         ),
-        "details": dict(details or {}),
+        "details": details if details is not None else AnswerDetails(),
     }
     notes = list(notes or [])
     llm = rt.llm

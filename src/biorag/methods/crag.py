@@ -42,6 +42,7 @@ from biorag.methods.context import (
     merge_options,
 )
 from biorag.methods.crag_prompts import SCORES_SCHEMA
+from biorag.methods.details import CragDetails, CragTrace
 
 PROMPTS = "biorag.methods.crag_prompts"
 DEFAULTS: dict[str, Any] = {
@@ -170,17 +171,15 @@ class CRAG(QAMethod):
         filled = fill_ranked(strips, lambda t: t[1], int(self.options["token_limit"]), counter)
         items = [ContextItem(text=t, chunk_ids=[p.chunk_id], score=sc, key=p.chunk_id)
                  for (p, _, sc), t in filled]  # fmt: skip
-        details = {
-            "crag": {
-                "action": action,
-                "scores": {
-                    p.chunk_id: round(sc, 4) for p, sc in zip(passages, scores, strict=True)
-                },
-                "keyword_query": rewrite,
-                "searched_again": [p.chunk_id for p in searched],
-                "strips_kept": len(strips),
-            }
-        }
+        details = CragDetails(
+            crag=CragTrace(
+                action=action,
+                scores={p.chunk_id: round(sc, 4) for p, sc in zip(passages, scores, strict=True)},
+                keyword_query=rewrite,
+                searched_again=[p.chunk_id for p in searched],
+                strips_kept=len(strips),
+            )
+        )
         notes = [f"CRAG action: {action}"]
         if action != "correct" and question.passages:
             notes.append("CRAG: no second search (the question's own passages are the evidence)")

@@ -13,6 +13,7 @@ import asyncio
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import note_fallback
 from biorag.methods.base import Answer, Question
+from biorag.methods.details import ExactAnswerTrace
 from biorag.methods.runtime import Runtime
 
 __all__ = ["EXACT_NOTE", "wants_exact", "with_exact"]
@@ -52,7 +53,8 @@ async def with_exact(rt: Runtime, question: Question, ans: Answer, contexts: lis
         res = await asyncio.to_thread(
             exact_answer_floor, question.text, question.type, contexts, rt.embedder
         )
-    ans.details["exact_answer"] = res.to_dict() | ({"error": failure} if failure else {})
+    trace = res.to_dict() | ({"error": failure} if failure else {})
+    ans.details.exact_answer = ExactAnswerTrace.model_validate(trace)
     if res.value is None:  # the model's answer held no usable exact answer
         ans.exact = "" if question.type == "yesno" else []
         ans.parse_failed = True

@@ -63,7 +63,7 @@ import asyncio
 import itertools
 import math
 import re
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -72,6 +72,7 @@ from biorag.llm.shared import variant_settings
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, QAMethod, Question, given_passages
 from biorag.methods.context import merge_options
+from biorag.methods.details import IPRARDetails
 from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
 from biorag.methods.runtime import Runtime
@@ -357,7 +358,9 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         with stage("retrieve"):
             lists, passages = await self.retrieve(question, pre)
         # R_i per article: the paper (pid) when the levels are split corpora, else the document.
-        by = "source_id" if self.corpora and not question.passages else "doc_id"
+        by: Literal["doc_id", "source_id"] = (
+            "source_id" if self.corpora and not question.passages else "doc_id"
+        )
         tuples = {
             n: [(r["chunk_id"], r[by], r["similarity"]) for r in rows] for n, rows in lists.items()
         }
@@ -371,12 +374,12 @@ class IPRAR(ProgressiveGeneration, QAMethod):
             p = passages[c.chunk_id]
             row = {k: v for k, v in c.to_dict().items() if k != "terms"}
             aggregated.append(row | {"doc_id": p.doc_id, "source_id": p.source_id})
-        details = {
-            "prereasoning": pre,
-            "levels": self.level_sources(question),
-            "same_doc_by": by,
-            "lists": lists,
-            "aggregated": aggregated,
-        }
+        details = IPRARDetails(
+            prereasoning=pre,
+            levels=self.level_sources(question),
+            same_doc_by=by,
+            lists=lists,
+            aggregated=aggregated,
+        )
         with stage("generate"):
             return await self.generate(question, ranked, passages, details)

@@ -42,6 +42,7 @@ from biorag.llm.prompts import PromptTemplate
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Question
 from biorag.methods.context import ContextItem, answer_from_context
+from biorag.methods.details import IPRARDetails
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
 from biorag.methods.runtime import Runtime
@@ -280,7 +281,7 @@ class ProgressiveGeneration:
         question: Question,
         ranked: list[Any],
         passages: dict[str, Any],
-        details: dict[str, Any],
+        details: IPRARDetails,
     ) -> Answer:
         """Steps 1-4 of the module doc over the aggregated ``ranked`` chunks; ``details`` (the
         retrieval part) is extended with the generation keys."""
@@ -300,13 +301,8 @@ class ProgressiveGeneration:
             else []
         )
         final = self.choose(selected, scores)
-        details.update(
-            relevance=verdicts,
-            selected=selected,
-            draft_answer=draft,
-            support=scores,
-            final_chunks=final,
-        )
+        details.relevance, details.selected, details.draft_answer = verdicts, selected, draft
+        details.support, details.final_chunks = scores, final
         items = [ContextItem(text=texts[c], chunk_ids=[c], key=c) for c in final]
         plist = list(passages.values())
         if llm is None:
@@ -319,7 +315,11 @@ class ProgressiveGeneration:
 
     # -- final answer ------------------------------------------------------------------------
     async def _final(
-        self, question: Question, items: list[ContextItem], passages: list[Any], details: dict
+        self,
+        question: Question,
+        items: list[ContextItem],
+        passages: list[Any],
+        details: IPRARDetails,
     ) -> Answer:
         from biorag.answer.reader import read_multiple_choice
         from biorag.methods.context import evidence_for

@@ -36,6 +36,7 @@ from biorag.methods.context import (
     hyde_retrieve,
     merge_options,
 )
+from biorag.methods.details import QueryParts, RaptorDetails
 from biorag.methods.runtime import Runtime
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``reduction``: auto (UMAP if
@@ -146,12 +147,12 @@ class Raptor(QAMethod):
             notes.append("RAPTOR: umap is not installed; dimensions reduced with PCA")
         raptor = tree.to_dict()
         raptor["selected"] = [{"id": it.key, "score": it.score} for it in items]
-        details = {
-            "query": dict(query.__dict__),
-            "raptor": raptor,
-            "context_tokens": sum(counter.count(it.text) for it in items),
-            "token_limit": int(o["token_limit"]),
-        }
+        details = RaptorDetails(
+            query=QueryParts.model_validate(query.__dict__),
+            raptor=raptor,
+            context_tokens=sum(counter.count(it.text) for it in items),
+            token_limit=int(o["token_limit"]),
+        )
         return await answer_from_context(
             self.rt,
             self.name,

@@ -29,6 +29,7 @@ from biorag.methods.context import (
     merge_options,
     rerank,
 )
+from biorag.methods.details import QueryParts, RankedChunksDetails, RetrievedChunk
 from biorag.methods.runtime import Runtime
 
 #: Options of Rewrite and HyDE. ``k`` / ``retriever`` None: ``[retrieval] k`` (10) and
@@ -101,16 +102,16 @@ class RerankedChunks(QAMethod):
             ContextItem(text=t, chunk_ids=[p.chunk_id], score=s, key=p.chunk_id)
             for (p, s), t in filled
         ]
-        details = {
-            "query": parts,
-            "retrieved": [
-                {"chunk_id": p.chunk_id, "retrieval_rank": p.rank, "rerank_score": s}
+        details = RankedChunksDetails(
+            query=QueryParts.model_validate(parts),
+            retrieved=[
+                RetrievedChunk(chunk_id=p.chunk_id, retrieval_rank=p.rank, rerank_score=s)
                 for p, s in ranked
             ],
-            "context_chunk_ids": [it.key for it in items],
-            "context_tokens": sum(counter.count(it.text) for it in items),
-            "token_limit": int(self.options["token_limit"]),
-        }
+            context_chunk_ids=[str(it.key) for it in items],
+            context_tokens=sum(counter.count(it.text) for it in items),
+            token_limit=int(self.options["token_limit"]),
+        )
         return await answer_from_context(
             self.rt,
             self.name,

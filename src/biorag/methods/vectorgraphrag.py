@@ -38,6 +38,7 @@ from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Evidence, QAMethod, Question
+from biorag.methods.details import KGTripletDetails, MatchedEntity, RankedTriplet
 from biorag.methods.stages import stage
 
 STAGE = "kg_answer"
@@ -227,17 +228,17 @@ class VectorGraphRAG(QAMethod):
                      model=t.model)
             for i, (t, s) in enumerate(ranked, 1)
         ]  # fmt: skip
-        details = {
-            "search_terms": result.terms,
-            "matched_entities": [
-                {"term": a, "entity": e, "similarity": s} for a, e, s in result.matched_entities
+        details = KGTripletDetails(
+            search_terms=result.terms,
+            matched_entities=[
+                MatchedEntity(term=a, entity=e, similarity=s) for a, e, s in result.matched_entities
             ],
-            "triplets": [
-                {"subject": t.subject, "predicate": t.predicate, "object": t.object, "score": s}
+            triplets=[
+                RankedTriplet(subject=t.subject, predicate=t.predicate, object=t.object, score=s)
                 for t, s in ranked
             ],
-            "params": self.params,
-        }
+            params=self.params,
+        )
         base: dict[str, Any] = {
             "method": self.name,
             "question_id": question.id,
