@@ -29,6 +29,7 @@ METHODS = [
     ("claims", ["--mode", "batched"]),
     ("iprar", []),
     ("crag", []),
+    ("selfrag", []),
 ]
 
 

@@ -194,6 +194,28 @@ class IPRARDetails(AnswerDetails):
     final_chunks: list[str] = Field(default_factory=list)
 
 
+# -- SELF-RAG -----------------------------------------------------------------------------------
+class SelfRAGSegment(_Strict):
+    """One passage's segment: the model's answer from it and its reflection on that answer."""
+
+    chunk_id: str
+    relevance: Literal["relevant", "irrelevant"]
+    support: Literal["fully", "partially", "no"]
+    utility: int = Field(ge=1, le=5)
+    answer: str
+    letter: str = Field(default="", description="the option chosen (multiple choice)")
+    score: float = Field(default=0.0, description="the critique score")
+
+
+class SelfRAGDetails(AnswerDetails):
+    retrieved: bool = Field(description="whether passages were used (retrieval on demand)")
+    mode: Literal["adaptive", "always"]
+    segments: list[SelfRAGSegment] = Field(
+        default_factory=list, description="usable segments, best critique score first"
+    )
+    unusable: int = Field(default=0, description="passages whose segment was not usable")
+
+
 #: ``Answer.details``: one of the above. Validating a JSON object gives the model whose fields it
 #: has (unknown fields are refused by every one); the JSON schema lists them all.
 MethodDetails = Union[  # noqa: UP007 - a runtime alias pydantic reads
@@ -204,5 +226,6 @@ MethodDetails = Union[  # noqa: UP007 - a runtime alias pydantic reads
     RaptorDetails,
     KGTripletDetails,
     IPRARDetails,
+    SelfRAGDetails,
     AnswerDetails,
 ]

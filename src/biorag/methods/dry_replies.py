@@ -1,4 +1,4 @@
-"""Dry-run answers of the methods' own stages (IP-RAR, CRAG, VectorGraphRAG;
+"""Dry-run answers of the methods' own stages (IP-RAR, CRAG, SELF-RAG, VectorGraphRAG;
 :mod:`biorag.llm.dry_run`)."""
 
 from __future__ import annotations
@@ -55,3 +55,16 @@ def crag_keywords(req: ChatRequest) -> str:
 @dry_run_reply("kg_answer")
 def kg_answer(req: ChatRequest) -> str:
     return "The answer is A."
+
+
+@dry_run_reply("selfrag_retrieve")
+def selfrag_retrieve(req: ChatRequest) -> str:
+    return json.dumps({"retrieve": "yes"})
+
+
+@dry_run_reply("selfrag_segment")
+def selfrag_segment(req: ChatRequest) -> str:
+    mc = re.search(r"^A\. ", req.last_user_message(), re.M)
+    answer = "A. Dry-run reason." if mc else "Dry-run answer from the passage."
+    reply = {"relevance": "relevant", "answer": answer, "support": "fully", "utility": 4}
+    return json.dumps(reply)

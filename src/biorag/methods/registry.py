@@ -16,6 +16,7 @@ from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
 from biorag.methods.rewrite import Rewrite
 from biorag.methods.runtime import Runtime
+from biorag.methods.selfrag import SelfRAG
 from biorag.methods.vectorgraphrag import VectorGraphRAG
 
 METHODS: dict[str, type[QAMethod]] = {
@@ -29,6 +30,7 @@ METHODS: dict[str, type[QAMethod]] = {
     VectorGraphRAG.name: VectorGraphRAG,
     IPRAR.name: IPRAR,
     CRAG.name: CRAG,
+    SelfRAG.name: SelfRAG,
 }
 
 
