@@ -53,8 +53,11 @@ def main() -> int:
         if _listening(port):
             print(f"port {port} on 127.0.0.1 is already taken: choose another", file=sys.stderr)
             return 2
+    root = os.path.abspath(a.root)
+    os.makedirs(root, exist_ok=True)
+    os.chdir(root)  # ArcadeDB writes its log/ folder into the working directory
     server = arcade.ArcadeDBServer(
-        a.root,
+        root,
         root_password=password,
         config={
             "host": "127.0.0.1",
