@@ -65,6 +65,6 @@ def selfrag_retrieve(req: ChatRequest) -> str:
 @dry_run_reply("selfrag_segment")
 def selfrag_segment(req: ChatRequest) -> str:
     mc = re.search(r"^A\. ", req.last_user_message(), re.M)
-    answer = "A. Dry-run reason." if mc else "Dry-run answer from the passage."
+    answer = "A" if mc else "Dry-run answer from the passage."
     reply = {"relevance": "relevant", "answer": answer, "support": "fully", "utility": 4}
     return json.dumps(reply)

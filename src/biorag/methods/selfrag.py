@@ -58,7 +58,7 @@ from biorag.methods.base import (
 from biorag.methods.context import ContextItem, answer_from_context, merge_options
 from biorag.methods.details import SelfRAGDetails, SelfRAGSegment
 from biorag.methods.exact_step import wants_exact, with_exact
-from biorag.methods.selfrag_prompts import RETRIEVE_SCHEMA, SEGMENT_SCHEMA
+from biorag.methods.selfrag_prompts import RETRIEVE_SCHEMA, segment_schema
 
 PROMPTS = "biorag.methods.selfrag_prompts"
 DEFAULTS: dict[str, Any] = {
@@ -75,7 +75,7 @@ SUPPORT = {"fully": 1.0, "partially": 0.5, "no": 0.0}
 SEGMENT_TOKENS = 320  # a relevance word, an answer of up to three sentences, two judgements
 MC_INSTRUCTION = (
     "the letter of the option the passage supports best (if it supports none, the option you "
-    'judge most likely), followed by one sentence saying why, e.g. "B. Because ...".'
+    "judge most likely)."
 )
 TEXT_INSTRUCTION = "answer the question in one to three sentences, using the passage."
 
@@ -110,6 +110,17 @@ def parse_segment(chunk_id: str, parsed: Any, options: dict[str, str]) -> SelfRA
         {"chunk_id": chunk_id, "relevance": rel, "support": sup, "utility": int(use),
          "answer": text, "letter": letter}
     )  # fmt: skip
+
+
+def _sentences(
+    seg: SelfRAGSegment, options: dict[str, str], cite: list[str]
+) -> list[AnswerSentence]:
+    """The chosen segment's sentences, each citing its passage (the chosen option, as one
+    sentence, for a multiple-choice question)."""
+    if seg.letter:
+        return [AnswerSentence(text=f"{seg.letter}. {options[seg.letter]}", chunk_ids=cite)]
+    spans = [seg.answer[a:b].strip() for a, b in split_sentences(seg.answer)]
+    return [AnswerSentence(text=t, chunk_ids=cite) for t in spans if t]
 
 
 class SelfRAG(QAMethod):
@@ -162,7 +173,7 @@ class SelfRAG(QAMethod):
                 "answer_instruction": MC_INSTRUCTION if question.options else TEXT_INSTRUCTION,
             },
             stage="selfrag_segment",
-            json_schema=SEGMENT_SCHEMA,
+            json_schema=segment_schema(list(question.options)),
             max_tokens=SEGMENT_TOKENS,
         )
         try:
@@ -241,11 +252,7 @@ class SelfRAG(QAMethod):
             answer=best.letter or best.answer,
             answer_text=question.options.get(best.letter, "") if best.letter else best.answer,
             raw_output=best.answer,
-            sentences=[
-                AnswerSentence(text=best.answer[a:b].strip(), chunk_ids=cite)
-                for a, b in split_sentences(best.answer)
-                if best.answer[a:b].strip()
-            ],
+            sentences=_sentences(best, question.options, cite),
         )
         return await self._exact(question, ans, [passage.text])
 
