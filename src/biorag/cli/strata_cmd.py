@@ -310,7 +310,7 @@ def generate(
     if b == "neo4j" and out is None:
         raise BioragError("--backend neo4j needs --out FILE for the BioCDQA pairs")
     docs = {
-        str(p.get("pid")): {"title": p.get("title"), "abstract": p.get("abstract")}
+        str(p.get("pid")): {k: p.get(k) for k in ("title", "abstract", "full_text")}
         for p in load_papers(papers, limit)
     }
     with (

@@ -46,3 +46,9 @@ def biocdqa_generate(req: ChatRequest) -> str:
 @dry_run_reply("biocdqa_ground")
 def biocdqa_ground(req: ChatRequest) -> str:
     return json.dumps({"grounded": "yes", "reason": "dry run"})
+
+
+@dry_run_reply("strata_refine_names")
+def strata_refine_names(req: ChatRequest) -> str:
+    names = re.findall(r"^- (.+)$", req.last_user_message(), re.M)
+    return json.dumps({"names": [{"graph": n, "question": n.lower()} for n in names]})

@@ -6,8 +6,8 @@ papers linked to the group through shared entities, methods, datasets, domains o
 one QA pair per group (stage ``biocdqa_generate``: ``{question, type, ideal_answer,
 source_sentences}``), and keeps a pair only when
 
-* every source sentence occurs verbatim (whitespace collapsed) in a group paper's title or
-  abstract, checked in code, and
+* every source sentence occurs verbatim (whitespace collapsed) in a group paper's title,
+  abstract or full text, checked in code, and
 * a grounding judge (stage ``biocdqa_ground``) says yes: every part of the answer is supported
   by those sentences.
 
@@ -18,6 +18,10 @@ documents_pid, source_sentences}`` that ``load_dataset("biocdqa", path)`` reads;
 families ``drugs_for_disease``, ``gene_disease_chain``, ``drug_interaction``,
 ``research_direction`` (groups of two or more papers). One group is one generation call, so at
 most ``n_questions`` pairs are kept; the report counts why the others were dropped.
+
+What each call is shown (:mod:`biorag.strata.generate_context`): the papers with as much of
+their full texts as ``text_tokens`` allows and, for the structured families, the group's
+subgraph from BioStrataKG with its entity names refined for a question.
 """
 
 from __future__ import annotations
@@ -32,9 +36,17 @@ from typing import Any
 from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.kg.typed_store import TypedGraphStore, open_typed_store
 from biorag.llm import ChatRequest, PromptTemplate, budget
-from biorag.llm.evidence import format_passage, numbered_passages
+from biorag.llm.evidence import numbered_passages
 from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.strata.build import DB_NAME
+from biorag.strata.generate_context import (
+    STRUCTURED,
+    TEXT_TOKENS,
+    facts_block,
+    group_facts,
+    paper_blocks,
+    paper_text,
+)
 from biorag.strata.queries import related_papers
 from biorag.util.files import write_text_atomic
 
@@ -156,17 +168,9 @@ def pick_groups(
     return groups
 
 
-def _paper_block(pid: str, paper: Mapping[str, Any]) -> str:
-    text = f"Title: {paper.get('title') or ''}\nAbstract: {paper.get('abstract') or ''}"
-    return format_passage(pid, text)
-
-
 def _quoted_in(sentences: list[str], group: list[str], papers: Mapping[str, Any]) -> list[str]:
     """The group papers the sentences come from; [] when one sentence is in none."""
-    texts = {
-        pid: _ws(f"{papers[pid].get('title') or ''} {papers[pid].get('abstract') or ''}")
-        for pid in group
-    }
+    texts = {pid: _ws(paper_text(papers[pid])) for pid in group}
     docs: list[str] = []
     for s in sentences:
         hits = [pid for pid, t in texts.items() if _ws(s) in t]
@@ -202,31 +206,22 @@ def _verdict(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("yes", "true")
 
 
-def _pick_groups(
-    strata: TypedGraphStore | str | Path,
-    papers: Mapping[str, Mapping[str, Any]],
-    n_questions: int,
-    max_papers: int,
-    seed: int,
-) -> list[list[str]]:
-    """The paper groups, read from the store (closed again when this module opened it)."""
-    store, owned = _open(strata)
-    try:
-        return pick_groups(store, list(papers), n_questions, max_papers, seed)
-    finally:
-        if owned:
-            store.close()
-
-
 def _generation_values(
-    group: list[str], qtype: str, papers: Mapping[str, Mapping[str, Any]]
+    group: list[str],
+    qtype: str,
+    papers: Mapping[str, Mapping[str, Any]],
+    text_tokens: int,
+    facts: str,
 ) -> dict[str, str]:
     """The generation prompt's values for one group and question type."""
     return {
         "qtype": qtype,
         "type_hint": TYPE_HINTS[qtype],
         "multi": " together (the answer needs more than one paper)" if len(group) > 1 else "",
-        "papers": "\n\n".join(_paper_block(pid, papers[pid]) for pid in group),
+        "papers": paper_blocks(group, papers, text_tokens),
+        "facts": f"\nFacts from the knowledge graph linking these papers:\n{facts}\n"
+        if facts
+        else "",
     }
 
 
@@ -239,12 +234,14 @@ async def _group_pair(
     papers: Mapping[str, Mapping[str, Any]],
     seen_q: set[str],
     report: GenerationReport,
+    context: tuple[int, str],
 ) -> tuple[dict[str, Any], list[str]] | None:
-    """Generate and check one group's pair: the pair and its papers, or None (counted why)."""
+    """Generate and check one group's pair: the pair and its papers, or None (counted why).
+    ``context``: the papers' token budget and the group's facts (refined lines, or "")."""
     try:
         resp = await llm.chat_json(
             gen.request(
-                _generation_values(group, qtype, papers),
+                _generation_values(group, qtype, papers, *context),
                 stage="biocdqa_generate",
                 json_schema=GEN_SCHEMA,
                 max_tokens=budget.GENERATED_QA,
@@ -292,11 +289,13 @@ async def generate_biocdqa(
     max_papers: int = 5,
     seed: int = 0,
     out_path: str | Path | None = None,
+    text_tokens: int = TEXT_TOKENS,
 ) -> GenerationReport:
     """Generate, ground-check and write BioCDQA-style pairs; see the module docstring.
 
     ``strata`` is an open :class:`~biorag.kg.typed_store.TypedGraphStore` (any backend), a
-    BioStrataKG directory or its ``kg.sqlite``. ``papers`` maps pid -> ``{title, abstract}``.
+    BioStrataKG directory or its ``kg.sqlite``. ``papers`` maps pid -> ``{title, abstract,
+    full_text}`` (``full_text`` optional). ``text_tokens`` bounds the papers' text per call.
     ``out_path`` defaults to ``biocdqa.jsonl`` beside the SQLite file (a Neo4j store needs it).
     Raises :class:`BioragError` without an LLM (generation needs a model).
     """
@@ -310,21 +309,45 @@ async def generate_biocdqa(
     report = GenerationReport(out_path=str(out), requested=n_questions)
     gen = PromptTemplate.load(PROMPTS, "generate_biocdqa")
     judge = PromptTemplate.load(PROMPTS, "generate_ground")
-    groups = _pick_groups(strata, papers, n_questions, max_papers, seed)
+    store, owned = _open(strata)
+    try:
+        records = await _generate(store, papers, llm, gen, judge, report, text_tokens,
+                                  (n_questions, max_papers, seed))  # fmt: skip
+    finally:
+        if owned:
+            store.close()
+    report.kept = len(records)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    write_text_atomic(out, text)
+    return report
+
+
+async def _generate(
+    store: TypedGraphStore,
+    papers: Mapping[str, Mapping[str, Any]],
+    llm: Any,
+    gen: PromptTemplate,
+    judge: PromptTemplate,
+    report: GenerationReport,
+    text_tokens: int,
+    picking: tuple[int, int, int],
+) -> list[dict[str, Any]]:
+    """One pair per picked group (``picking``: how many, their size, the seed)."""
+    n_questions, max_papers, seed = picking
+    groups = pick_groups(store, list(papers), n_questions, max_papers, seed)
     rng = random.Random(seed + 1)
     records: list[dict[str, Any]] = []
     seen_q: set[str] = set()
     for group in groups:
         report.groups += 1
         qtype = rng.choice(MULTI_TYPES if len(group) > 1 else SINGLE_TYPES)
-        kept = await _group_pair(llm, gen, judge, group, qtype, papers, seen_q, report)
+        facts = await facts_block(llm, group_facts(store, group)) if qtype in STRUCTURED else ""
+        context = (text_tokens, facts)
+        kept = await _group_pair(llm, gen, judge, group, qtype, papers, seen_q, report, context)
         if kept is None:
             continue
         pair, docs = kept
         seen_q.add(pair["question"].lower())
         records.append({"id": f"g{len(records):04d}", **pair, "documents_pid": docs})
         report.by_type[pair["type"]] = report.by_type.get(pair["type"], 0) + 1
-    report.kept = len(records)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    write_text_atomic(out, text)
-    return report
+    return records
