@@ -199,6 +199,12 @@ class AnswerSettings(_Section):
         description="how the option letter is read from a model's answer: a second call that "
         'returns {"answer": ...} (CLAIMS) or regular expressions (VectorGraphRAG)',
     )
+    prompt: Literal["biorag", "mirage"] = Field(
+        default="biorag",
+        description="the multiple-choice reader: biorag's (reason, then the letter; two calls) "
+        'or MIRAGE\'s (one call for {"step_by_step_thinking", "answer_choice"}, read by '
+        "MIRAGE's locate_answer) for runs that stand next to MIRAGE's tables",
+    )
 
 
 class JudgeSettings(_Section):

@@ -38,3 +38,8 @@ def exact_answer(req: ChatRequest) -> str:
     )
     names = list(dict.fromkeys(re.findall(r"\b[A-Z][A-Za-z0-9-]{2,}\b", passages)))
     return json.dumps({"answer": names[: 5 if qtype == "factoid" else 3] or ["dry run"]})
+
+
+@dry_run_reply("answer_mirage")
+def answer_mirage(req: ChatRequest) -> str:
+    return json.dumps({"step_by_step_thinking": "Dry run.", "answer_choice": "A"})

@@ -167,6 +167,42 @@ async def read_multiple_choice(
     )
 
 
+async def read_multiple_choice_mirage(
+    llm, question: str, options: dict[str, str], context: list[str] | None
+) -> ReaderResult:
+    """MIRAGE's reading (``answer.prompt = "mirage"``): one call asking, as MedRAG's templates
+    do, for ``{"step_by_step_thinking", "answer_choice"}`` with no constrained decoding, the
+    letter read by MIRAGE's ``locate_answer`` rules (:mod:`biorag.answer.locate`). An output no
+    rule reads is a parse failure (MIRAGE's scorer then reads "A")."""
+    from biorag.answer.locate import locate_answer_choice
+
+    name = "read_mirage" if context else "closed_book_mirage"
+    tpl = PromptTemplate.load(PROMPTS, name)
+    variables: dict[str, Any] = {
+        "question": question,
+        "options": "\n".join(f"{k}. {v}" for k, v in options.items()),
+    }
+    if context:
+        variables["context"] = number_passages(context)
+    resp = await llm.chat(
+        ChatRequest(
+            messages=tpl.messages(**variables),
+            stage="answer_mirage",
+            template_version=tpl.version,
+            max_tokens=budget.READ_REASONING,
+        )
+    )
+    letter = locate_answer_choice(resp.text)
+    if letter not in options:
+        letter = None
+    return ReaderResult(
+        answer=letter or "",
+        answer_text=options.get(letter or "", ""),
+        raw_output=resp.text,
+        parse_failed=letter is None,
+    )
+
+
 async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
     """A short answer whose sentences cite the numbered passages they rest on; with no
     ``context``, a short answer from the model's own knowledge (closed book, no citations)."""

@@ -12,7 +12,11 @@ from __future__ import annotations
 import asyncio
 
 from biorag.answer.floor import answer_without_llm
-from biorag.answer.reader import read_free_text, read_multiple_choice
+from biorag.answer.reader import (
+    read_free_text,
+    read_multiple_choice,
+    read_multiple_choice_mirage,
+)
 from biorag.methods.base import Answer, AnswerSentence, QAMethod, Question
 from biorag.methods.exact_step import with_exact
 
@@ -41,9 +45,12 @@ class ClosedBook(QAMethod):
                 answer_text=res.answer_text,
                 notes=["no-LLM floor: options compared with the question only", res.rationale],
             )
-        read = await read_multiple_choice(
-            llm, question.text, question.options, None, self.rt.settings.answer.extraction
-        )
+        if self.rt.settings.answer.prompt == "mirage":
+            read = await read_multiple_choice_mirage(llm, question.text, question.options, None)
+        else:
+            read = await read_multiple_choice(
+                llm, question.text, question.options, None, self.rt.settings.answer.extraction
+            )
         return Answer(
             method=self.name,
             question_id=question.id,

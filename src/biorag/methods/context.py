@@ -250,10 +250,15 @@ async def _answer(
     if question.options:
         from biorag.answer.reader import read_multiple_choice, read_multiple_choice_once
 
-        read = read_multiple_choice_once if reader == "one-call" else read_multiple_choice
-        r = await read(
-            llm, question.text, question.options, texts or [""], rt.settings.answer.extraction
-        )
+        if rt.settings.answer.prompt == "mirage":
+            from biorag.answer.reader import read_multiple_choice_mirage
+
+            r = await read_multiple_choice_mirage(llm, question.text, question.options, texts)
+        else:
+            read = read_multiple_choice_once if reader == "one-call" else read_multiple_choice
+            r = await read(
+                llm, question.text, question.options, texts or [""], rt.settings.answer.extraction
+            )
         return Answer(
             **base,
             answer=r.answer,

@@ -26,9 +26,10 @@ Every scores block says which mode made it (``scoring``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from biorag.answer.locate import mirage_locate_answer
 
 __all__ = [
     "SCORING_MODES",
@@ -76,33 +77,3 @@ def mean_of_subsets(per_subset: Mapping[str, Mapping[str, Any]], key: str = "acc
     """The unweighted mean of ``key`` over the subsets (MIRAGE's benchmark average)."""
     values = [float(row[key]) for row in per_subset.values() if key in row]
     return sum(values) / len(values) if values else 0.0
-
-
-#: MIRAGE's answer-location rules, tried in order on the text after ``"answer_choice": "``;
-#: anchored ones look at the start of that text only
-_MIRAGE_RULES = [
-    re.compile(p)
-    for p in (
-        r"^\s*([ABCD])$",
-        r"^\s*([ABCD]) or",
-        r"^\s*([ABCD]) and",
-        r"^\s*([ABCD])/",
-        r"^\s*([ABCD]),",
-        r"[Oo]ption ([ABCD])",
-        r":\s*([ABCD])",
-        r"^\s*([ABCD])\.",
-        r'^\s*([ABCD])"',
-        r"^\s*([ABCD]):",
-    )
-]
-
-
-def mirage_locate_answer(output: str) -> str:
-    """The letter MIRAGE's ``locate_answer`` reads from a model's output: the first rule that
-    matches the text after the last ``"answer_choice": "``, else "A"."""
-    tail = (output or "").split('"answer_choice": "')[-1].strip()
-    for rule in _MIRAGE_RULES:
-        found = rule.findall(tail)
-        if found:
-            return str(found[0])
-    return "A"
