@@ -112,3 +112,21 @@ async def test_entity_index_built_once_per_method(tmp_path, kg):
     rt.embedder.texts.clear()
     await m.answer(Q)
     assert "Malaria" not in rt.embedder.texts  # entity names are not embedded again
+
+
+async def test_masked_question_searches_real_names_and_reads_masked_triplets(tmp_path, kg):
+    """``eval --mask-entities`` on VectorGraphRAG: the KG is searched with the real names, the
+    reader sees the triplets masked with the question's labels."""
+    mapping = {"malaria": "<Disease1>", "Chloroquine": "<Chemical1>"}
+    opts = dict(zip("ABCD", ["<Chemical1>", *OPTIONS[1:]], strict=True))
+    q = Question(id="m2", text="Which drug treats <Disease1>?", options=opts, mask_mapping=mapping)
+    rt = runtime(tmp_path, "The answer is A.")
+    a = await VectorGraphRAG(rt, kg=str(kg)).answer(q)
+    plain = await VectorGraphRAG(runtime(tmp_path, "A"), kg=str(kg)).answer(Q)
+    assert [e.source_id for e in a.evidence] == [e.source_id for e in plain.evidence]
+    (req,) = [c for c in rt.llm.backend.calls if c.stage == "kg_answer"]
+    context = [t for _, t in parse_passages(req.messages[1]["content"])]
+    assert context[0] == "<Chemical1> treats <Disease1>"
+    assert not any("malaria" in t.lower() or "chloroquine" in t.lower() for t in context)
+    assert a.context.splitlines()[0] == "<Chemical1> treats <Disease1>"
+    assert a.answer == "A"

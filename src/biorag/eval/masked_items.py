@@ -8,36 +8,17 @@ knows about the named entities.
 
 A question without passages of its own (MMLU, MedQA, any ``open`` setting) is masked with its
 options here, and its ``{form: label}`` mapping goes with it (``mask_mapping``): the
-methods that search through :func:`~biorag.methods.base.retrieve_passages` search with the real
-names and mask what they retrieve with the question's labels
-(:class:`~biorag.extract.masking.MaskScope`), as the paper masked the retrieved documents. Methods
-that search their own way (:data:`UNMASKED_RETRIEVAL`) are refused in that setting.
+methods search with the real names and mask what they retrieve with the question's labels
+(:class:`~biorag.extract.masking.MaskScope`), as the paper masked the retrieved documents: those
+that search through :func:`~biorag.methods.base.retrieve_passages`, and IP-RAR (its levels'
+queries) and VectorGraphRAG (its KG search; the triplets' texts are masked) in their own search.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from biorag.errors import BioragError
-
-__all__ = ["UNMASKED_RETRIEVAL", "mask_items", "refuse_unmasked_retrieval"]
-
-#: methods whose retrieval does not pass through ``retrieve_passages`` (their evidence would
-#: reach the model unmasked)
-UNMASKED_RETRIEVAL = frozenset({"iprar", "vectorgraphrag"})
-
-
-def refuse_unmasked_retrieval(methods: list[str], items: list[Any]) -> None:
-    """A clear error when a method in :data:`UNMASKED_RETRIEVAL` would answer questions that
-    have no passages of their own under ``--mask-entities``."""
-    bad = [m for m in methods if m in UNMASKED_RETRIEVAL]
-    if bad and any(not it.context for it in items):
-        raise BioragError(
-            f"masking entities cannot mask what {', '.join(bad)} retrieve(s) (their own search "
-            "over the KG or strata levels): run them on a setting with given passages, or mask "
-            "with the other methods",
-            param="mask_entities",
-        )
+__all__ = ["mask_items"]
 
 
 async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict[str, Any]]:

@@ -215,7 +215,7 @@ async def arun_eval(
         items = overlap_check.items
         mask_stats: dict[str, Any] | None = None
         if mask_entities:
-            items, mask_stats = await mask_questions(methods, items, shared)
+            items, mask_stats = await mask_questions(items, shared)
         judge_model, judge_note = open_judge(
             settings, items, judge, backend=judge_backend, answering=shared
         )

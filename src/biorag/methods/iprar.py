@@ -301,12 +301,14 @@ class IPRAR(ProgressiveGeneration, QAMethod):
     async def retrieve(self, question: Question, pre: dict[str, Any]) -> tuple[dict, dict]:
         """``(lists, passages)``: list name -> rows of dicts; chunk id -> Passage."""
         o, k = self.options, int(self.options["k"])
-        queries = {"question": (question.text, "dense")}
+        scope = self._mask_scope(question)
+        real = scope.unmask if scope is not None else (lambda text: text)
+        queries = {"question": (real(question.text), "dense")}
         if o["use_virtual_answer"]:
-            queries["virtual"] = (pre["virtual_answer"], "dense")
+            queries["virtual"] = (real(pre["virtual_answer"]), "dense")
         if o["use_keywords"]:
             terms = [*pre["keywords"], *(s for v in pre["synonyms"].values() for s in v)]
-            queries["keyword"] = (" ".join(terms) or question.text, "bm25")
+            queries["keyword"] = (real(" ".join(terms) or question.text), "bm25")
         levels = [lv for lv in LEVELS if o[f"use_{lv}_level"]]
         if question.passages:
             src = await asyncio.to_thread(_GivenSource, question, self.rt.embedder)
@@ -336,7 +338,7 @@ class IPRAR(ProgressiveGeneration, QAMethod):
                 sims = [p.score for p in found]
                 if retr == "bm25":  # similarity for the aggregator: cosine to the question
                     sims = await asyncio.to_thread(
-                        self._cosines, question.text, [p.text for p in found]
+                        self._cosines, real(question.text), [p.text for p in found]
                     )
                 rows = []
                 for p, s in zip(found, sims, strict=True):
@@ -349,7 +351,20 @@ class IPRAR(ProgressiveGeneration, QAMethod):
                     }
                     rows.append(row | ({"bm25": p.score} if retr == "bm25" else {}))
                 lists[f"{gran}@{lv}"] = rows
+        if scope is not None:  # the model sees the retrieved text masked like its question
+            masked = await scope.mask_passages(list(passages.values()))
+            passages = {p.chunk_id: p for p in masked}
         return lists, passages
+
+    def _mask_scope(self, question: Question) -> Any:
+        """The question's masking labels for retrieval (``eval --mask-entities`` on a setting
+        that searches), or ``None``: the queries written from the masked question are searched
+        with the real names, and what is found is masked with the question's labels."""
+        if question.mask_mapping is None or question.passages:
+            return None
+        from biorag.extract.masking import EntityMasker, MaskScope
+
+        return MaskScope(EntityMasker(self.rt.llm), question.mask_mapping)
 
     # -- 3. aggregation, then 4-5. progressive generation and the exact answer -------------
     async def answer(self, question: Question) -> Answer:

@@ -192,7 +192,16 @@ class VectorGraphRAG(QAMethod):
         return self._retriever
 
     def _retrieve(self, question: Question) -> Any:
-        return self._setup().retrieve(question.text, list(question.options.values()))
+        text, options = question.text, list(question.options.values())
+        if question.mask_mapping is not None:  # search the KG with the real names
+            scope = self._mask_scope(question)
+            text, options = scope.unmask(text), [scope.unmask(o) for o in options]
+        return self._setup().retrieve(text, options)
+
+    def _mask_scope(self, question: Question) -> Any:
+        from biorag.extract.masking import EntityMasker, MaskScope
+
+        return MaskScope(EntityMasker(self.rt.llm), question.mask_mapping or {})
 
     def request(self, question: Question, triplets: Sequence[str]) -> ChatRequest:
         """The reader's request: the ranked triplet texts as passage blocks numbered from 1."""
@@ -222,11 +231,13 @@ class VectorGraphRAG(QAMethod):
             result = await loop.run_in_executor(self._pool, self._retrieve, question)
         ranked = result.triplets
         texts = [t.text() for t, _ in ranked]
+        if question.mask_mapping is not None:  # the model sees them masked like its question
+            texts = await self._mask_scope(question).mask_passages(texts)
         evidence = [
             Evidence(kind="triplet", rank=i, subject=t.subject, predicate=t.predicate,
-                     object=t.object, text=t.text(), score=s, source_id=t.source_id or "",
+                     object=t.object, text=text, score=s, source_id=t.source_id or "",
                      model=t.model)
-            for i, (t, s) in enumerate(ranked, 1)
+            for i, ((t, s), text) in enumerate(zip(ranked, texts, strict=True), 1)
         ]  # fmt: skip
         details = KGTripletDetails(
             search_terms=result.terms,
@@ -249,7 +260,8 @@ class VectorGraphRAG(QAMethod):
         llm = self.rt.llm
         if llm is None:
             passages = [
-                (t.source_id or f"triplet:{i}", t.text()) for i, (t, _) in enumerate(ranked, 1)
+                (t.source_id or f"triplet:{i}", text)
+                for i, ((t, _), text) in enumerate(zip(ranked, texts, strict=True), 1)
             ]
             res = await loop.run_in_executor(
                 self._pool,
