@@ -9,6 +9,9 @@ p50 seconds per question, accuracy. A 135M model measures the plumbing, not answ
 
     python benchmarks/bench_real_llm.py --n 50                 # needs ../shared/data
     python benchmarks/bench_real_llm.py --n 10 --methods claims --modes auto
+    python benchmarks/bench_real_llm.py --n 20 --methods closed-book --modes auto \
+        --datasets mirage-mmlu,mirage-medqa,mirage-medmcqa,mirage-pubmedqa,mirage-bioasq \
+        --answer-prompt mirage --tag mirage_prompt     # and --answer-prompt biorag
 
 Indexes (PubMedQA contexts; BioASQ 11b gold snippets: both oracle-containing) are built once
 under benchmarks/.cache. Results: benchmarks/results/real_llm/<dataset>_<mode>/ (run dirs) and
@@ -51,6 +54,15 @@ def datasets(root: Path) -> dict[str, dict[str, Any]]:
             "data": bioasq,
             "args": ["--split", "yesno,factoid", "--setting", "open"],
             "corpus": (bioasq, "bioasq"),
+        },
+        # MIRAGE's five subsets, question only (closed-book: MIRAGE's CoT row), one run each
+        **{
+            f"mirage-{sub}": {
+                "dataset": "mirage",
+                "data": root / "mirage" / "benchmark.json",
+                "args": ["--split", sub, "--setting", "open"],
+            }
+            for sub in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")
         },
     }
 
@@ -150,6 +162,13 @@ def main() -> None:
         "--modes then names only the run dirs, the backend puts the schema in the prompt)",
     )
     ap.add_argument("--load-in-4bit", default="auto", choices=["auto", "yes", "no"])
+    ap.add_argument(
+        "--answer-prompt",
+        default="biorag",
+        choices=["biorag", "mirage"],
+        help="answer.prompt: biorag's multiple-choice reader or MIRAGE's (compare them on the "
+        "mirage-* datasets with two tags)",
+    )
     ap.add_argument("--data-root", type=Path, default=DATA, help="the benchmark data folder")
     args = ap.parse_args()
     global DATASETS
@@ -177,12 +196,15 @@ def main() -> None:
         "server": {"ctx": args.ctx, "parallel": args.parallel, "binary": str(binary)},
         "n": args.n,
         "given_context": args.given_context,
+        "answer_prompt": args.answer_prompt,
         "runs": {},
     }
     try:
         server.wait_ready()
         for ds in args.datasets.split(","):
-            if args.given_context:
+            if ds.startswith("mirage-"):  # question only: no index, no given context
+                ds_args, index_args = DATASETS[ds]["args"], []
+            elif args.given_context:
                 setting = "reasoning-required" if ds == "pubmedqa" else "snippets"
                 ds_args = [*DATASETS[ds]["args"][:2], "--setting", setting]
                 index_args: list[str] = []
@@ -198,6 +220,7 @@ def main() -> None:
                     BIORAG_LLM_BASE_URL=server.url,
                     BIORAG_LLM_MODEL="smollm2-135m",
                     BIORAG_LLM_STRUCTURED_OUTPUT=mode,
+                    BIORAG_ANSWER_PROMPT=args.answer_prompt,
                 )
                 eval_args = [*ds_args, *index_args, "--concurrency", str(args.concurrency)]
                 run_eval(ds, f"{ds}_{mode}", eval_args, methods, args.n, run, env, summary, tag)
@@ -221,7 +244,8 @@ def run_eval(
     and the summary file is rewritten (a failed eval is reported and skipped)."""
     start = time.perf_counter()
     r = biorag(
-        ["eval", "--dataset", ds, "--data", str(DATASETS[ds]["data"]), *eval_args,
+        ["eval", "--dataset", DATASETS[ds].get("dataset", ds), "--data", str(DATASETS[ds]["data"]),
+         *eval_args,
          "--methods", ",".join(methods), "--limit", str(n), "--judge", "off", "--out", str(run)],
         env,
     )  # fmt: skip
