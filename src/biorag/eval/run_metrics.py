@@ -234,6 +234,8 @@ def compute_metrics(
                 pred["documents"] = r["documents"]
             if r.get("sentences"):  # a span question's predicted sentences (MASH-QA)
                 pred["sentences"] = r["sentences"]
+            if "snippets" in r:  # BioASQ over an index: the snippet measures
+                pred["snippets"] = r["snippets"]
             if r.get("raw_output"):  # official MIRAGE scoring reads it (locate_answer)
                 pred["raw_output"] = r["raw_output"]
             preds[r["question_id"]] = pred

@@ -100,6 +100,22 @@ def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> li
     return [e.text for e in evidence if e.text and e.corpus == "given"]
 
 
+def _snippets(rt: Any, item: QAItem, answer: Any | None) -> list[dict[str, Any]] | None:
+    """BioASQ: the snippets (article, section, character range) that the answer's retrieved
+    chunks cover, for the snippet measures; None for other questions or without retrieval."""
+    from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
+
+    if answer is None or not item.meta.get("gold_snippet_spans") or not rt.index_paths:
+        return None
+    chunks = [e for e in answer.evidence if e.corpus != "given" and e.doc_id and e.end]
+    docs: dict[str, Any] = {}
+    for e in chunks[:MAX_SNIPPETS]:
+        if e.doc_id not in docs:
+            where = [e.corpus] if e.corpus else None
+            docs[e.doc_id] = rt.searcher.get_document(e.doc_id, where, spans=True) or {}
+    return chunk_snippets([(e.start or 0, e.end, docs[e.doc_id]) for e in chunks[:MAX_SNIPPETS]])
+
+
 def _prediction_record(
     item: QAItem,
     method: str,
@@ -107,6 +123,7 @@ def _prediction_record(
     error: str | None,
     accounting: dict[str, Any],
     seconds: float,
+    snippets: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The prediction record (one line of ``predictions.jsonl``) of one answer or failure."""
     mc = is_multiple_choice(item)
@@ -138,6 +155,7 @@ def _prediction_record(
         "raw_output": answer.raw_output if answer is not None else "",
         "evidence": [e.chunk_id or "" for e in evidence],
         "documents": documents,
+        **({"snippets": snippets} if snippets is not None else {}),
         "notes": list(answer.notes) if answer is not None else [],
         "accounting": {k: accounting.get(k, {}) for k in ("stages", "total")},
         "seconds": round(seconds, 4),
@@ -343,8 +361,13 @@ async def _answer_all(
         except Exception as e:  # recorded and counted, never lost; CancelledError passes
             error = f"{type(e).__name__}: {e}"
             log.debug("%s on %s failed", method, item.id, exc_info=True)
+        snippets = None
+        try:
+            snippets = await asyncio.to_thread(_snippets, rt, item, answer)
+        except Exception as e:  # the answer stands; its snippets are left out, and said
+            log.warning("%s on %s: no snippets for the snippet measures: %s", method, item.id, e)
         return _prediction_record(
-            item, method, answer, error, acc.report(), time.perf_counter() - start
+            item, method, answer, error, acc.report(), time.perf_counter() - start, snippets
         )
 
     async def worker(writer: PredictionWriter) -> None:

@@ -245,9 +245,12 @@ class MultiSearcher:
             merged.append(row)
         return merged
 
-    def get_document(self, key: str, corpora: list[str] | None = None) -> dict[str, Any] | None:
+    def get_document(
+        self, key: str, corpora: list[str] | None = None, spans: bool = False
+    ) -> dict[str, Any] | None:
         """The first document of the indexes (of ``corpora``: all when None) with content id or
-        source id ``key`` (its fields and its corpus name), or None. Thread-safe."""
+        source id ``key`` (its fields, with ``spans`` when asked, and its corpus name), or None.
+        Thread-safe."""
         chosen = self.select(corpora)
         with self._lock:
             for s in chosen:
@@ -255,7 +258,8 @@ class MultiSearcher:
                     docs = s.store.get_documents(s.store.resolve_document_ids(key))
                 if docs:
                     doc = next(iter(docs.values()))
-                    return {**doc.model_dump(exclude={"spans"}), "corpus": s.name}
+                    fields = doc.model_dump(exclude=None if spans else {"spans"})
+                    return {**fields, "corpus": s.name}
         return None
 
     def list_documents(self, corpus: str, offset: int, limit: int) -> dict[str, Any]:

@@ -77,6 +77,19 @@ def _pmids(documents: Any) -> list[str]:
     return out
 
 
+def _gold_span(snippet: dict, text: str) -> dict[str, Any] | None:
+    """A gold snippet's place in its article (for the snippet measures), or None."""
+    from biorag.corpus.loaders.bioasq import snippet_offsets
+
+    url = snippet.get("document")
+    where = snippet_offsets(snippet, text)
+    if not isinstance(url, str) or where is None:
+        return None
+    pmid = url.rstrip("/").rsplit("/", 1)[-1].strip()
+    section = str(snippet.get("beginSection") or "")
+    return {"document": pmid, "section": section, "begin": where[0], "end": where[1]}
+
+
 def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     """One item from a BioASQ question; :class:`ValueError` says what is wrong with it."""
     if not isinstance(q, dict):
@@ -90,15 +103,19 @@ def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     if not isinstance(snippets, list):
         raise ValueError("'snippets' is not a list")
     texts: list[str] = []
+    spans: list[dict[str, Any]] = []
     for sn in snippets:
         t = sn.get("text") if isinstance(sn, dict) else None
         if isinstance(t, str) and t.strip() and t.strip() not in texts:
             texts.append(t.strip())
+            span = _gold_span(sn, t)
+            if span is not None:
+                spans.append(span)
     ideal = q.get("ideal_answer")
     ideals = [ideal] if isinstance(ideal, str) else ideal if isinstance(ideal, list) else []
     ideals = [s for s in ideals if isinstance(s, str) and s.strip()]
     exact = q.get("exact_answer")
-    meta: dict[str, Any] = {"batch": batch, "ideal_answer": ideals}
+    meta: dict[str, Any] = {"batch": batch, "ideal_answer": ideals, "gold_snippet_spans": spans}
     options: dict[str, str] = {}
     gold: str | list[list[str]]
     if qtype == "yesno":

@@ -8,7 +8,10 @@ texts exactly, ``"normalized"`` after collapsing whitespace (the pooled 7b-11b g
 21,231 exact-distinct snippets in 13,437 documents; 20,554 whitespace-normalized-distinct). A
 text shared by two PMIDs stays with the first. One Document per PMID, in first-seen order:
 ``text`` = its distinct snippets (stripped) joined with "\\n", ``spans`` = one per snippet,
-``title`` empty, ``metadata`` = ``url`` and ``sections`` (each snippet's ``beginSection``).
+``title`` empty, ``metadata`` = ``url``, ``sections`` (each snippet's ``beginSection``) and
+``offsets`` (each snippet's ``[begin, end)`` in that section of the article, from
+``offsetInBeginSection``; None when the file gives none or the snippet spans two sections), so
+the BioASQ snippet measures can map a chunk back to the article.
 Questions and answers are never copied.
 """
 
@@ -32,13 +35,24 @@ def _qline(raw: str, qid: object) -> int | None:
     return line_of(raw, f'"{qid}"') if isinstance(qid, str) else None
 
 
+def snippet_offsets(snippet: dict, text: str) -> list[int] | None:
+    """The stripped text's ``[begin, end)`` in its section, or None without usable offsets."""
+    begin = snippet.get("offsetInBeginSection")
+    one_section = snippet.get("beginSection") == snippet.get("endSection")
+    if isinstance(begin, bool) or not isinstance(begin, int) or begin < 0 or not one_section:
+        return None
+    begin += len(text) - len(text.lstrip())
+    return [begin, begin + len(text.strip())]
+
+
 class _Doc:
-    __slots__ = ("sections", "texts", "url")
+    __slots__ = ("offsets", "sections", "texts", "url")
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.texts: list[str] = []
         self.sections: list[str] = []
+        self.offsets: list[list[int] | None] = []
 
 
 def load_bioasq(
@@ -88,6 +102,7 @@ def load_bioasq(
                     doc = docs[pmid] = _Doc(url)
                 doc.texts.append(text.strip())
                 doc.sections.append(str(sn.get("beginSection") or ""))
+                doc.offsets.append(snippet_offsets(sn, text))
     src = source or "bioasq"
     for pmid, d in docs.items():
         spans: list[tuple[int, int]] = []
@@ -100,7 +115,7 @@ def load_bioasq(
                 source_id=pmid,
                 text="\n".join(d.texts),
                 source=src,
-                metadata={"url": d.url, "sections": d.sections},
+                metadata={"url": d.url, "sections": d.sections, "offsets": d.offsets},
                 spans=spans,
             )
         )

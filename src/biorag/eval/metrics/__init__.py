@@ -278,7 +278,8 @@ def score_dataset(
     Returns ``dataset``, ``n`` (items), ``answered`` (a non-empty prediction that parsed),
     ``unparseable`` (``parse_failed``), ``missing`` (no prediction), then one block per measure
     family present: ``accuracy``/``macro_f1``/``per_subset`` for multiple choice, ``yesno``,
-    ``factoid``, ``list``, ``summary`` (count only), ``sentences`` and ``documents``.
+    ``factoid``, ``list``, ``summary`` (count only), ``sentences``, ``documents`` and (BioASQ
+    over an index) ``snippets``.
     """
     check_scoring(scoring)
     official = scoring == "official"
@@ -297,4 +298,22 @@ def score_dataset(
     documents = _score_documents(pairs, entries, family, official)
     if documents is not None:
         out["documents"] = documents
+    snippets = _score_snippets(pairs)
+    if snippets is not None:
+        out["snippets"] = snippets
     return out
+
+
+def _score_snippets(pairs: list[tuple[QAItem, Any]]) -> dict[str, Any] | None:
+    """BioASQ's snippet measures (:mod:`.snippets`) over the questions with gold snippet
+    offsets whose answers were recorded with snippets (a run over an index), else ``None``."""
+    from biorag.eval.metrics.snippets import snippet_measures
+
+    scored = [
+        (it.meta["gold_snippet_spans"], e["snippets"])
+        for it, e in pairs
+        if it.meta.get("gold_snippet_spans") and isinstance(e, dict) and "snippets" in e
+    ]
+    if not scored:
+        return None
+    return snippet_measures([g for g, _ in scored], [p for _, p in scored])
