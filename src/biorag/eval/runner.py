@@ -113,6 +113,8 @@ def _snippets(rt: Any, item: QAItem, answer: Any | None) -> list[dict[str, Any]]
         if e.doc_id not in docs:
             where = [e.corpus] if e.corpus else None
             docs[e.doc_id] = rt.searcher.get_document(e.doc_id, where, spans=True) or {}
+    if any("offsets" not in (d.get("metadata") or {}) for d in docs.values()):
+        return None  # not the pooled BioASQ corpus (or built before it kept offsets)
     return chunk_snippets([(e.start or 0, e.end, docs[e.doc_id]) for e in chunks[:MAX_SNIPPETS]])
 
 
