@@ -130,3 +130,30 @@ async def test_masked_question_searches_real_names_and_reads_masked_triplets(tmp
     assert not any("malaria" in t.lower() or "chloroquine" in t.lower() for t in context)
     assert a.context.splitlines()[0] == "<Chemical1> treats <Disease1>"
     assert a.answer == "A"
+
+
+async def test_open_question_gets_its_exact_answer_from_the_triplets(tmp_path, kg):
+    rt = Runtime(
+        Settings.model_validate({"home": str(tmp_path / "home")}),
+        embedder=DictEmbedder(TABLE),
+        llm=LLM(
+            MockBackend(
+                rules=[
+                    {"stage": "kg_answer", "response": "Chloroquine treats malaria [1]."},
+                    {"stage": "exact_answer", "response": {"answer": ["Chloroquine"]}},
+                ]
+            ),
+            max_retries=0,
+        ),
+    )
+    q = Question(id="f1", text=QUESTION, type="factoid")
+    a = await VectorGraphRAG(rt, kg=str(kg)).answer(q)
+    assert a.answer_text.startswith("Chloroquine treats") and a.exact == ["Chloroquine"]
+    exact_req = rt.llm.backend.calls[-1]
+    assert exact_req.stage == "exact_answer" and a.context
+    # the exact answer is drawn from the same ranked triplets the reader saw
+    assert parse_passages(exact_req.messages[-1]["content"]) == [
+        (str(i), t) for i, t in enumerate(a.context.splitlines(), 1)
+    ]
+    floor = await VectorGraphRAG(runtime(tmp_path, None), kg=str(kg)).answer(q)
+    assert floor.details.exact_answer.method == "floor" and isinstance(floor.exact, list)

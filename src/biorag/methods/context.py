@@ -18,6 +18,7 @@ from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
 from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
 from biorag.methods.details import AnswerDetails
+from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.runtime import Runtime
 from biorag.methods.stages import stage
 
@@ -202,6 +203,7 @@ async def answer_from_context(
     notes: list[str] | None = None,
     floor_items: Sequence[ContextItem] | None = None,
     all_evidence: bool = False,
+    exact: bool = True,
 ) -> Answer:
     """Read ``items`` (already filled to the limit, in rank order) and answer ``question``: the
     one answer step of every method that reads a context.
@@ -210,12 +212,20 @@ async def answer_from_context(
     items rest on (``all_evidence``: every passage retrieved). With no LLM the floor answers
     over the same texts, or over ``floor_items`` when there are no items (CLAIMS without
     claims reads its chunks). ``notes`` follow the floor's note.
+
+    Questions scored on an exact answer (BioASQ factoid, list, option-less yes/no) also get it
+    (:func:`~biorag.methods.exact_step.with_exact`, from the texts read), unless ``exact`` is
+    off because the method draws it itself (IP-RAR, SELF-RAG).
     """
     with stage("answer"):
-        return await _answer(
+        ans = await _answer(
             rt, method, question, items, passages, reader, details, notes, floor_items,
             all_evidence,
         )  # fmt: skip
+    if not (exact and wants_exact(question)):
+        return ans
+    texts = [it.text for it in items] or [it.text for it in floor_items or []]
+    return await with_exact(rt, question, ans, texts)
 
 
 async def _answer(

@@ -307,7 +307,7 @@ class ProgressiveGeneration:
         plist = list(passages.values())
         if llm is None:
             ans = await answer_from_context(
-                self.rt, self.name, question, items, plist, details=details
+                self.rt, self.name, question, items, plist, details=details, exact=False
             )
         else:
             ans = await self._final(question, items, plist, details)

@@ -191,7 +191,7 @@ class SelfRAG(QAMethod):
             details = self._details(retrieved=False)
             ans = await answer_from_context(
                 self.rt, self.name, question, [], [], details=details,
-                notes=["SELF-RAG: the model judged that no retrieval was needed"],
+                notes=["SELF-RAG: the model judged that no retrieval was needed"], exact=False,
             )  # fmt: skip
             return await self._exact(question, ans, [])
         s = self.rt.settings.retrieval
@@ -240,7 +240,14 @@ class SelfRAG(QAMethod):
             items = [ContextItem(p.text, [p.chunk_id], 0.0, p.chunk_id) for p in passages]
             notes.append("SELF-RAG: no passage gave a usable segment; the reader answered")
             ans = await answer_from_context(
-                self.rt, self.name, question, items, passages, details=details, notes=notes
+                self.rt,
+                self.name,
+                question,
+                items,
+                passages,
+                details=details,
+                notes=notes,
+                exact=False,
             )
             return await self._exact(question, ans, [p.text for p in passages])
         best = segments[0]
@@ -267,6 +274,7 @@ class SelfRAG(QAMethod):
         ans = await answer_from_context(
             self.rt, self.name, question, items, [p for p, _ in ranked], details=details,
             notes=["SELF-RAG needs a model for its reflection: chunks ranked by the reranker"],
+            exact=False,
         )  # fmt: skip
         return await self._exact(question, ans, [it.text for it in items])
 

@@ -39,6 +39,7 @@ from biorag.llm.types import ChatRequest
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Evidence, QAMethod, Question
 from biorag.methods.details import KGTripletDetails, MatchedEntity, RankedTriplet
+from biorag.methods.exact_step import with_exact
 from biorag.methods.stages import stage
 
 STAGE = "kg_answer"
@@ -271,7 +272,7 @@ class VectorGraphRAG(QAMethod):
                 passages,
                 self.rt.embedder,
             )
-            return Answer(
+            floor = Answer(
                 **base,
                 answer=res.answer,
                 answer_text=res.answer_text,
@@ -281,12 +282,14 @@ class VectorGraphRAG(QAMethod):
                     res.rationale,
                 ],
             )
+            return await with_exact(self.rt, question, floor, texts)
         resp = await llm.chat(self.request(question, texts))
         raw = resp.text
-        if not question.options:
-            return Answer(
+        if not question.options:  # open: the triplets' free-text answer, and its exact answer
+            ans = Answer(
                 **base, answer=raw.strip(), answer_text=raw.strip(), raw_output=raw, llm_used=True
             )
+            return await with_exact(self.rt, question, ans, texts)
         if self.paper_compat:
             letter = extract_letter_paper(raw, question.options)
         else:
