@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import pytest
 
@@ -70,3 +71,19 @@ def test_an_observer_that_raises_stops_the_work():
         for x in progress(range(10), "work"):
             got.append(x)
     assert got == [0, 1]
+
+
+def test_logging_follows_a_replaced_stderr(monkeypatch):
+    import io
+    import logging
+
+    from biorag.util.progress import setup_logging
+
+    first = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", first)
+    setup_logging()
+    first.close()  # as pytest closes a test's captured stream, or a shell closes a pipe
+    second = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", second)
+    logging.getLogger("biorag.serve").info("GET /v1/methods 200")
+    assert "INFO biorag.serve: GET /v1/methods 200" in second.getvalue()

@@ -163,9 +163,23 @@ def progress(it: Iterable[T], desc: str, total: int | None = None, unit: str = "
         bar.close()
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """A handler writing to ``sys.stderr`` as it is when a record is emitted, not as it was
+    when logging was set up: a server thread that outlives a replaced (and closed) stderr
+    still logs instead of failing with "I/O operation on closed file"."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:  # StreamHandler.__init__ assigns one
+        pass
+
+
 def setup_logging(verbose: bool = False) -> None:
     level = logging.DEBUG if verbose else logging.INFO
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStderr()
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("biorag")
     root.handlers[:] = [handler]

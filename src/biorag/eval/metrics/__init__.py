@@ -298,13 +298,13 @@ def score_dataset(
     documents = _score_documents(pairs, entries, family, official)
     if documents is not None:
         out["documents"] = documents
-    snippets = _score_snippets(pairs)
+    snippets = _score_snippets(pairs, official)
     if snippets is not None:
         out["snippets"] = snippets
     return out
 
 
-def _score_snippets(pairs: list[tuple[QAItem, Any]]) -> dict[str, Any] | None:
+def _score_snippets(pairs: list[tuple[QAItem, Any]], official: bool) -> dict[str, Any] | None:
     """BioASQ's snippet measures (:mod:`.snippets`) over the questions with gold snippet
     offsets whose answers were recorded with snippets (a run over an index), else ``None``."""
     from biorag.eval.metrics.snippets import snippet_measures
@@ -316,4 +316,4 @@ def _score_snippets(pairs: list[tuple[QAItem, Any]]) -> dict[str, Any] | None:
     ]
     if not scored:
         return None
-    return snippet_measures([g for g, _ in scored], [p for _, p in scored])
+    return snippet_measures([g for g, _ in scored], [p for _, p in scored], official=official)

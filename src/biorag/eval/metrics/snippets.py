@@ -1,16 +1,31 @@
 """BioASQ snippet measures: character overlap between submitted and gold snippets.
 
 A snippet is a character range of one section (``title`` or ``abstract``) of one PubMed article:
-``{"document": pmid, "section", "begin", "end"}`` (``end`` exclusive). Per question:
+``{"document": pmid, "section", "begin", "end"}``, with ``begin``/``end`` the BioASQ
+``offsetInBeginSection``/``offsetInEndSection`` (in the data, ``end`` is exclusive). Per question:
 - **precision:** the characters of the submitted snippets that fall in a gold snippet of the
   same article and section, over all submitted characters;
 - **recall:** the same overlap over all gold characters;
-- **F1:** their harmonic mean.
+- **F1:** their harmonic mean;
+- **average precision:** the precision of the first *i* submitted snippets at each *i* whose
+  snippet is relevant, summed and divided by the smaller of 10 and the number of gold snippets
+  (BioASQ since its eighth year, as for documents);
+and over the questions: their means, MAP and GMAP (``exp`` of the mean ``log(AP + 1e-5)``).
 
-Overlapping snippets on either side are merged first, so no character counts twice. The
-measures are then averaged over the questions that have gold snippets with offsets. These are
-BioASQ's definitions as its guidelines state them, computed by biorag; they have not been
-compared with the organisers' evaluation tool on the same submissions.
+Two readings (``official``):
+- **official** (``--scoring official``): exactly the organisers' evaluator
+  (``BioASQ/Evaluation-Measures``, ``QuestionAnswerEvaluator`` and ``EvaluatorTask1b``, Phase A,
+  ``-e 8``), read from its source: a range counts ``end - begin + 1`` characters (both offsets
+  inclusive, so touching snippets overlap by one); overlapping snippets of a list are merged in
+  the order they first appear; a submitted snippet is relevant for average precision when any
+  gold snippet comes from its article, whether or not they overlap (the source's ``if (...);``
+  ends the test early); questions without a response are left out, every other one counts.
+- **biorag**: ``end`` exclusive, every overlap merged, relevance = an actual overlap, the
+  first :data:`MAX_SNIPPETS` snippets only.
+
+No official figure here was compared with the organisers' tool run on the same submissions
+(its jar cannot be fetched here); the official reading follows its source line by line, and the
+tests hold hand-worked cases of each quirk.
 
 Submitted snippets come from the chunks a method rests on (:func:`chunk_snippets`). The pooled
 BioASQ corpus (:func:`biorag.corpus.loaders.bioasq.load_bioasq`) records each snippet's offsets in
@@ -19,11 +34,13 @@ its article, so a chunk maps back to the article's coordinates.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 MAX_SNIPPETS = 10  # a submission's limit, as for documents
+EPSILON = 0.00001  # GMAP's, as the official evaluator's
 
 
 def _merged(spans: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[tuple[int, int]]]:
@@ -65,19 +82,47 @@ def snippet_prf(
     return precision, recall, f1
 
 
+def _biorag_ap(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]]) -> float:
+    """Average precision (biorag): relevant = overlapping a gold snippet, over the smaller of
+    10 and the number of (merged) gold snippets."""
+    n_gold = sum(len(r) for r in _merged(gold).values())
+    total = 0.0
+    for i in range(len(pred)):
+        if snippet_prf(gold, pred[i : i + 1])[0] > 0:
+            total += snippet_prf(gold, pred[: i + 1])[0]
+    return total / min(10, n_gold) if n_gold else 0.0
+
+
 def snippet_measures(
-    golds: Sequence[Sequence[Mapping[str, Any]]], preds: Sequence[Sequence[Mapping[str, Any]]]
+    golds: Sequence[Sequence[Mapping[str, Any]]],
+    preds: Sequence[Sequence[Mapping[str, Any]]],
+    official: bool = True,
 ) -> dict[str, Any]:
-    """Mean precision, recall and F1 over the questions (each with gold snippets)."""
-    rows = [snippet_prf(g, list(p)[:MAX_SNIPPETS]) for g, p in zip(golds, preds, strict=True)]
+    """Mean precision, recall, F1, MAP and GMAP over the questions (module docstring)."""
+    if official:
+        from biorag.eval.metrics.snippets_official import official_snippet_scores
+
+        rows = [tuple(official_snippet_scores(g, p)) for g, p in zip(golds, preds, strict=True)]
+        definition = "the BioASQ evaluator's snippet measures (-e 8), from its source"
+    else:
+        rows = []
+        for g, p in zip(golds, preds, strict=True):
+            cut = list(p)[:MAX_SNIPPETS]
+            rows.append((*snippet_prf(g, cut), _biorag_ap(g, cut)))
+        definition = "character overlap with the gold snippets (biorag's reading)"
     n = len(rows)
-    mean = [sum(r[i] for r in rows) / n if n else 0.0 for i in range(3)]
+    # a NaN average precision (no gold snippet) adds 0 to MAP and to GMAP's log sum, as there
+    mean = [sum(r[i] for r in rows if not math.isnan(r[i])) / n if n else 0.0 for i in range(4)]
+    logs = sum(math.log(r[3] + EPSILON) for r in rows if not math.isnan(r[3]))
+    gmap = math.exp(logs / n) if n and logs != 0 else 0.0
     return {
         "n": n,
-        "mean_precision": round(mean[0], 4),
-        "mean_recall": round(mean[1], 4),
-        "mean_f1": round(mean[2], 4),
-        "definition": "character overlap with the gold snippets (biorag's implementation)",
+        "mean_precision": mean[0],
+        "mean_recall": mean[1],
+        "mean_f1": mean[2],
+        "map": mean[3],
+        "gmap": gmap,
+        "definition": definition,
     }
 
 
