@@ -33,7 +33,7 @@ def llama_server_binary() -> tuple[Path | None, str]:
     if r.returncode == 0 and r.stdout.strip():
         return Path(r.stdout.strip().splitlines()[-1]), ""
     return None, (r.stderr.strip() or "llama-server is not built") + (
-        " (make test builds it; see docs/real-llm.md)"
+        " (make test builds it; see docs/llm-servers.md)"
     )
 
 
@@ -129,3 +129,71 @@ class LlamaServer:
                 self.kill()
         if self._log is not subprocess.DEVNULL:
             self._log.close()
+
+
+LCP_VERSION = "0.3.36"
+LCP_BUILD_SCRIPT = REPO / "scripts" / "build-llama-cpp-python.sh"
+
+
+def llama_cpp_python() -> tuple[Path | None, str]:
+    """``(python, "")`` of the virtual environment that holds llama-cpp-python's server (built by
+    ``scripts/build-llama-cpp-python.sh``, or named by ``BIORAG_LLAMA_CPP_PYTHON``), or
+    ``(None, why not)``."""
+    explicit = os.environ.get("BIORAG_LLAMA_CPP_PYTHON")
+    if explicit:
+        p = Path(explicit)
+        return (p, "") if p.is_file() else (None, f"BIORAG_LLAMA_CPP_PYTHON={explicit} is no file")
+    r = subprocess.run(
+        ["bash", str(LCP_BUILD_SCRIPT), "--check"], capture_output=True, text=True, check=False
+    )
+    if r.returncode == 0 and r.stdout.strip():
+        return Path(r.stdout.strip().splitlines()[-1]), ""
+    return None, (r.stderr.strip() or "llama-cpp-python's server is not built") + (
+        " (run scripts/build-llama-cpp-python.sh: 15-25 min on 2 cores; see docs/llm-servers.md)"
+    )
+
+
+class LlamaCppPythonServer(LlamaServer):
+    """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on 127.0.0.1:
+    another server, with its own answers to structured output, than llama.cpp's own."""
+
+    def __init__(
+        self,
+        python: Path,
+        model: Path,
+        *,
+        ctx: int = 4096,
+        log_path: Path | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.cmd = [
+            str(python), "-m", "llama_cpp.server", "--model", str(model),
+            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(ctx),
+            "--n_threads", "2",
+        ]  # fmt: skip
+        self.log_path = log_path
+        self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"llama-cpp-python's server exited with {self.proc.returncode}"
+                    + (f" (log {self.log_path})" if self.log_path else "")
+                )
+            try:
+                if httpx.get(self.url + "/models", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError(f"llama-cpp-python's server not ready after {timeout_s}s")
+
+    def metrics(self) -> dict[str, float]:
+        raise NotImplementedError("llama-cpp-python's server has no /metrics")

@@ -100,3 +100,30 @@ async def test_generation_sees_full_texts_and_refined_facts(kg, papers, mock_llm
     assert recs[0]["source_sentences"] == [quote] and recs[0]["documents_pid"] == ["P1"]
     assert set(rep.by_type) <= set(STRUCTURED) | {"factual", "knowledge_extraction",
                                                   "knowledge_discovery"}  # fmt: skip
+
+
+def test_each_structured_family_has_its_own_query(kg) -> None:
+    from biorag.strata.generate_context import family_facts
+
+    with open_typed_store(kg / "kg.sqlite") as store:
+        lines = {}
+        for qtype in STRUCTURED:
+            facts, from_family = family_facts(store, ["P1", "P2"], qtype)
+            lines[qtype] = (from_family, [f.line({}) for f in facts])
+    assert lines["drugs_for_disease"] == (
+        True, ["Trastuzumab treats Breast Neoplasms (papers P1)"]
+    )  # fmt: skip
+    ok, chains = lines["gene_disease_chain"]
+    # a relationship chain across two hops, as the paper's chain queries return
+    assert (
+        ok and "ERBB2 activates -> TP53 -> associated with Breast Neoplasms (papers P2)" in chains
+    )
+    ok, docs = lines["research_direction"]  # the document level only
+    assert ok and docs and all(x.startswith("paper P") for x in docs)
+    assert "paper P2 uses the dataset TCGA (papers P2)" in docs
+    # no drug interaction in these papers: the group's whole subgraph stands in, and says so
+    ok, fallback = lines["drug_interaction"]
+    assert not ok and "Trastuzumab targets ERBB2 (papers P1)" in fallback
+    with open_typed_store(kg / "kg.sqlite") as store:  # facts of papers outside the group go
+        facts, _ = family_facts(store, ["P2"], "drugs_for_disease")
+    assert all("P1" not in f.pids for f in facts)

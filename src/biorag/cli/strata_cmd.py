@@ -336,5 +336,11 @@ def generate(
             f"{report.out_path}: {report.kept} of {report.groups} groups kept "
             f"({report.dropped_invalid} invalid, {report.dropped_unquoted} unquoted, "
             f"{report.dropped_ungrounded} ungrounded, {report.failed} failed)"
+            + (
+                f"; {report.family_fallbacks} structured group(s) had no facts from their "
+                "family's query, so the group's whole subgraph was shown"
+                if report.family_fallbacks
+                else ""
+            )
         )
     print_accounting(accounting)

@@ -43,7 +43,7 @@ from biorag.strata.generate_context import (
     STRUCTURED,
     TEXT_TOKENS,
     facts_block,
-    group_facts,
+    family_facts,
     paper_blocks,
     paper_text,
 )
@@ -96,6 +96,8 @@ class GenerationReport:
     dropped_ungrounded: int = 0  # the judge said no (or gave no usable verdict)
     failed: int = 0  # an LLM call failed after its retries
     by_type: dict[str, int] = field(default_factory=dict)
+    # structured groups whose family query found nothing: the group's subgraph stood in
+    family_fallbacks: int = 0
 
 
 def _ws(text: str) -> str:
@@ -341,7 +343,11 @@ async def _generate(
     for group in groups:
         report.groups += 1
         qtype = rng.choice(MULTI_TYPES if len(group) > 1 else SINGLE_TYPES)
-        facts = await facts_block(llm, group_facts(store, group)) if qtype in STRUCTURED else ""
+        facts = ""
+        if qtype in STRUCTURED:
+            found, from_family = family_facts(store, group, qtype)
+            report.family_fallbacks += not from_family
+            facts = await facts_block(llm, found)
         context = (text_tokens, facts)
         kept = await _group_pair(llm, gen, judge, group, qtype, papers, seen_q, report, context)
         if kept is None:

@@ -4,12 +4,20 @@
   and as much of its full text as fits its share of ``text_tokens``, paragraph by paragraph in
   order. The paper feeds the full texts to GPT-4o mini; a small local model's window needs the
   budget, and the abstract always fits first.
-- **Subgraph (the structured families):** the group's facts from BioStrataKG, as the paper's
-  Cypher queries extract them.
-  - Entity level: the entity relations the group's papers state.
-  - Document level: the methods, datasets and domains of each paper.
+- **Subgraph (the structured families):** the facts the family's own query draws from
+  BioStrataKG around the group (:func:`family_facts`), as the paper runs one kind of Cypher
+  query per family (``strata/queries.py``, on SQLite or Neo4j alike):
+  - ``drugs_for_disease``: the drugs that treat or prevent each disease the group mentions;
+  - ``gene_disease_chain``: each gene's paths to diseases, directly or through a gene or
+    protein (relationship chains);
+  - ``drug_interaction``: the drugs each of the group's drugs synergizes with, antagonizes or
+    interacts with;
+  - ``research_direction``: the document level, each paper's methods, datasets and domains.
 
-  Facts shared by more papers come first, at most ``max_facts`` of them.
+  Only facts stated by at least one group paper are kept (the answer must quote the group).
+  Where a family's query finds none, the group's whole subgraph stands in
+  (:func:`group_facts`: entity relations and document facts). Facts shared by more papers come
+  first, at most ``max_facts`` of them.
 
 Entity names in facts are the graph's normalized names ("Neoplasms, Breast"), which a question
 would not use. :func:`refine_names` rewrites them:
@@ -122,6 +130,70 @@ def group_facts(store: TypedGraphStore, group: list[str], max_facts: int = MAX_F
     order = {pid: i for i, pid in enumerate(group)}
     facts.sort(key=lambda f: (-len(f.pids), min(order.get(p, 99) for p in f.pids)))
     return facts[:max_facts]
+
+
+def _group_entities(store: TypedGraphStore, group: list[str]) -> dict[str, list[str]]:
+    """Type -> names of the entities the group's papers mention, in first-seen order."""
+    out: dict[str, list[str]] = {}
+    for pid in group:
+        for paper in store.find_nodes("Paper", pid):
+            for e in store.edges(src=paper["id"], type_="MENTIONS"):
+                n = store.node(e["dst"])
+                names = out.setdefault(str(n.get("type")), [])
+                if n["name"] not in names:
+                    names.append(n["name"])
+    return out
+
+
+def _label(relation: str) -> str:
+    return relation.lower().replace("_", " ")
+
+
+def family_facts(
+    store: TypedGraphStore, group: list[str], qtype: str, max_facts: int = MAX_FACTS
+) -> tuple[list[Fact], bool]:
+    """The facts of one structured family's query around the group (module docstring), and
+    whether they came from it (False: the family found none, the group's subgraph stands in)."""
+    from biorag.strata import queries
+
+    members = set(group)
+    found: dict[tuple[str, str, str], list[str]] = {}
+
+    def add(s: str, p: str, o: str, pids: list[str]) -> None:
+        mine = found.setdefault((s, p, o), [])
+        mine += [x for x in pids if x in members and x not in mine]
+
+    ents = _group_entities(store, group)
+    if qtype == "drugs_for_disease":
+        for disease in ents.get("Disease", []):
+            for r in queries.drugs_for_disease(store, disease):
+                add(r["drug"], _label(r["relation"]), disease, r["papers"])
+    elif qtype == "gene_disease_chain":
+        for gene in ents.get("Gene", []):
+            for r in queries.gene_disease_chains(store, gene):
+                path = r["path"]
+                middle = " -> ".join(
+                    _label(x) if i % 2 == 0 else x for i, x in enumerate(path[1:-1])
+                )
+                add(path[0], middle, path[-1], r["papers"])
+    elif qtype == "drug_interaction":
+        for drug in ents.get("Drug", []):
+            for r in queries.drug_interactions(store, drug):
+                s, o = (
+                    (r["drug"], r["other"]) if r["direction"] == "out" else (r["other"], r["drug"])
+                )
+                add(s, _label(r["relation"]), o, r["papers"])
+    elif qtype == "research_direction":
+        docs = [
+            f for f in group_facts(store, group, max_facts=10**6) if f.subject.startswith("paper ")
+        ]
+        return docs[:max_facts] or group_facts(store, group, max_facts), bool(docs)
+    facts = [Fact(s, p, o, tuple(pids)) for (s, p, o), pids in found.items() if pids]
+    if not facts:
+        return group_facts(store, group, max_facts), False
+    order = {pid: i for i, pid in enumerate(group)}
+    facts.sort(key=lambda f: (-len(f.pids), min(order.get(p, 99) for p in f.pids)))
+    return facts[:max_facts], True
 
 
 def readable_name(name: str) -> str:
