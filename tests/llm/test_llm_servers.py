@@ -37,24 +37,6 @@ def req(text: str = "Does aspirin reduce fever?", **kw: Any) -> ChatRequest:
     return ChatRequest(messages=[{"role": "user", "content": text}], **kw)
 
 
-@pytest.fixture
-def llm_for(fake_openai: FakeOpenAI, make_settings: Callable[..., Settings]) -> Callable[..., LLM]:
-    def make(**kw: Any) -> LLM:
-        fields = {
-            "backend": "openai",
-            "base_url": fake_openai.url,
-            "model": "tiny",
-            "max_retries": 1,
-            "cache": False,
-            **kw,
-        }
-        llm = build_llm(make_settings(**fields), retry_base_delay=0.01)
-        assert llm is not None
-        return llm
-
-    return make
-
-
 def _as_llama(fake: FakeOpenAI, n_ctx: int = 512) -> None:
     fake.get_routes["/props"] = {**LLAMA_PROPS, "default_generation_settings": {"n_ctx": n_ctx}}
     fake.get_routes["/v1/models"] = {"data": [{"id": "tiny", "owned_by": "llamacpp"}]}

@@ -1,14 +1,15 @@
 """Context fitting: no request ever exceeds the model's context window.
 
 :class:`ContextFitMiddleware` asks the backend for its window (``context_window()``: configured,
-or reported by the server) and counts a prompt's tokens (``count_tokens()``: the server's
-``/tokenize`` or the model's tokenizer; else :func:`estimate_tokens`, a deliberate
-over-estimate). A prompt that does not leave room for the answer loses its lowest-ranked
-passages, the last ``<passage>`` blocks (:mod:`biorag.llm.evidence`), until it does; then
-``max_tokens`` is clipped to what remains. What was dropped is logged and collected per question
-(:func:`collect_fits`), so a method's answer can show it in its trace. A prompt that cannot fit
-even with one passage, or without passages at all, is a :class:`ContextTooSmallError` naming
-the window and the setting to change.
+or reported by the server; else the one a server states when it refuses a prompt, learned then
+and used from there on) and counts a prompt's tokens (``count_tokens()``: the server's
+``/tokenize`` or llama-cpp-python's counter, or the model's tokenizer; else
+:func:`estimate_tokens`, a deliberate over-estimate). A prompt that does not leave room for the
+answer loses its lowest-ranked passages, the last ``<passage>`` blocks
+(:mod:`biorag.llm.evidence`), until it does; then ``max_tokens`` is clipped to what remains.
+What was dropped is logged and collected per question (:func:`collect_fits`), so a method's
+answer can show it in its trace. A prompt that cannot fit even with one passage, or without
+passages at all, is a :class:`ContextTooSmallError` naming the window and the setting to change.
 """
 
 from __future__ import annotations
@@ -96,10 +97,13 @@ class ContextFitMiddleware(_Wrapper):
     def __init__(self, inner: Any, backend: Any) -> None:
         super().__init__(inner)
         self.backend = backend
+        # a window the server stated only by refusing a prompt (llama-cpp-python reports none)
+        self.learned_window: int | None = None
 
     async def _window(self) -> int | None:
         get = getattr(self.backend, "context_window", None)
-        return await get() if get is not None else None
+        window = await get() if get is not None else None
+        return window or self.learned_window
 
     async def _count(self, messages: list[dict[str, str]]) -> tuple[int, bool]:
         """(tokens, exact?)"""
@@ -136,11 +140,16 @@ class ContextFitMiddleware(_Wrapper):
             n, exact = await self._count(messages)
         if n + need + SAFETY_TOKENS > window or (had and len(dropped) >= had):
             what = "even one passage" if had else "the prompt"
+            if had:  # say what the prompt needs with its best passage, not with none
+                one = req.messages
+                for _ in range(had - 1):
+                    one, _pid, _removed = drop_last_passage(one)
+                n, exact = await self._count(one)
             raise ContextTooSmallError(
                 f"the context window of {window} tokens is too small for {what} of stage "
-                f"{req.stage!r} (the prompt needs {n}{'' if exact else ' (estimated)'} tokens "
-                f"plus {need} for the answer): start the server with a larger context (-c) or "
-                "raise llm.context_window"
+                f"{req.stage!r} (the prompt needs {n}{'' if exact else ' (estimated)'} tokens"
+                f"{' with one passage' if had else ''} plus {need} for the answer): start the "
+                "server with a larger context (-c) or raise llm.context_window"
             )
         new_max = min(max_out, window - n - SAFETY_TOKENS)
         record = {
@@ -163,10 +172,23 @@ class ContextFitMiddleware(_Wrapper):
         return req.model_copy(update={"messages": messages, "max_tokens": new_max})
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
+        from biorag.llm.openai_backend import ContextOverflowError
+
         window = await self._window()
         if not window:
-            return await self.inner.chat(req)
-        from biorag.llm.openai_backend import ContextOverflowError
+            try:
+                return await self.inner.chat(req)
+            except ContextOverflowError as e:
+                if not e.n_ctx:
+                    raise  # the refusal names no window: one line naming llm.context_window
+                self.learned_window = e.n_ctx
+                log.warning(
+                    "the server refused a prompt over its %d-token context window, which it "
+                    "does not report: prompts are fitted to it from now on (set "
+                    "llm.context_window to say so up front)",
+                    e.n_ctx,
+                )
+                return await self.inner.chat(await self.fit(req, e.n_ctx))
 
         try:
             return await self.inner.chat(await self.fit(req, window))

@@ -23,6 +23,7 @@ import email.utils
 import json
 import logging
 import os
+import re
 import time
 import weakref
 from collections.abc import Callable
@@ -33,7 +34,13 @@ import httpx
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.base import RetryableLLMError, attach_parsed
 from biorag.llm.middleware import LoopSemaphore
-from biorag.llm.server_info import ServerInfo, ServerRegistry, api_root, probe
+from biorag.llm.server_info import (
+    LLAMA_CPP_PYTHON_COUNT,
+    ServerInfo,
+    ServerRegistry,
+    api_root,
+    probe,
+)
 from biorag.llm.structured import (
     SETTINGS,
     apply_form,
@@ -105,6 +112,22 @@ def _is_context_overflow(message: str, err: dict[str, Any]) -> bool:
     return err.get("type") == "exceed_context_size_error" or (
         "context" in low and ("exceed" in low or "too long" in low or "maximum context" in low)
     )
+
+
+_WINDOW_IN_MESSAGE = re.compile(
+    r"(?:context window of|maximum context length is|context size of)\s+(\d+)", re.IGNORECASE
+)
+
+
+def _window_in(message: str, err: dict[str, Any]) -> int | None:
+    """The window an overflow error states: llama.cpp's ``n_ctx`` field, else the number in
+    llama-cpp-python's "exceed context window of N" or vLLM's and OpenAI's "maximum context
+    length is N"."""
+    n_ctx = err.get("n_ctx")
+    if isinstance(n_ctx, int) and n_ctx > 0:
+        return n_ctx
+    m = _WINDOW_IN_MESSAGE.search(message)
+    return int(m.group(1)) if m else None
 
 
 def _looks_like_html(resp: httpx.Response) -> bool:
@@ -209,7 +232,9 @@ class OpenAIBackend:
             remembered = self.registry.get(self.base_url, self.model)
             if info.kind == "unknown" and remembered.get("kind"):
                 info.kind = str(remembered["kind"])
-            if info.models and self.model not in info.models and info.kind != "llama.cpp":
+            # llama.cpp's servers answer with their one model whatever the request names
+            one_model = info.kind in ("llama.cpp", "llama-cpp-python")
+            if info.models and self.model not in info.models and not one_model:
                 log.warning(
                     "%s does not list model %r (it lists %s): check llm.model",
                     self.where(),
@@ -237,23 +262,27 @@ class OpenAIBackend:
         return (await self.server_info()).n_ctx
 
     async def count_tokens(self, messages: list[dict[str, str]]) -> int | None:
-        """Exact prompt tokens by the server's ``/tokenize`` (llama.cpp), plus a template
-        allowance per message; None when the server cannot count."""
+        """Exact prompt tokens by the server's counter (llama.cpp's ``/tokenize``,
+        llama-cpp-python's ``/extras/tokenize/count``), plus a template allowance per message;
+        None when the server cannot count."""
         info = await self.server_info()
         if not info.has_tokenize:
             return None
         text = "\n".join(m["content"] for m in messages)
+        lcp = info.kind == "llama-cpp-python"
+        path, body = (
+            (LLAMA_CPP_PYTHON_COUNT, {"input": text}) if lcp else ("/tokenize", {"content": text})
+        )
         try:
-            r = await self._client().post(
-                api_root(self.base_url) + "/tokenize", json={"content": text}
-            )
-            tokens = r.json().get("tokens") if r.status_code == 200 else None
+            r = await self._client().post(api_root(self.base_url) + path, json=body)
+            data = r.json() if r.status_code == 200 else {}
+            n = data.get("count") if lcp else len(data.get("tokens") or []) or None
         except (httpx.HTTPError, ValueError, AttributeError):
-            tokens = None
-        if not isinstance(tokens, list):
+            n = None
+        if not isinstance(n, int):
             info.has_tokenize = False
             return None
-        return len(tokens) + MESSAGE_OVERHEAD_TOKENS * len(messages)
+        return n + MESSAGE_OVERHEAD_TOKENS * len(messages)
 
     # -- chat ----------------------------------------------------------------------------------
 
@@ -353,11 +382,10 @@ class OpenAIBackend:
             return
         message, err = _error_body(r)
         if _is_context_overflow(message, err):
-            n_ctx = err.get("n_ctx")
             raise ContextOverflowError(
                 f"{self.where()}: the prompt exceeds the model's context window ({message}); "
                 "start the server with a larger context (-c) or set llm.context_window",
-                n_ctx=int(n_ctx) if isinstance(n_ctx, int) else None,
+                n_ctx=_window_in(message, err),
             )
         if is_format_rejection(r.status_code, message, form):
             raise _FormatRejected(message)

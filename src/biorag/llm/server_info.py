@@ -1,10 +1,12 @@
 """What an OpenAI-compatible endpoint is and what it can do, found by asking it.
 
 :func:`probe` reads llama.cpp's ``/props`` (context window per slot, chat template, slots),
-``/v1/models`` (vLLM's ``max_model_len``, llama.cpp's ``meta``, the served model ids) and
-Ollama's ``/api/version``. :class:`ServerRegistry` remembers, per base URL and model, the kind
-and the structured-output form that worked, in ``<home>/llm_servers.json``, so the next process
-starts with the right form instead of rediscovering a refusal.
+``/v1/models`` (vLLM's ``max_model_len``, llama.cpp's ``meta``, the served model ids),
+Ollama's ``/api/version`` and llama-cpp-python's token counter (``/extras/tokenize/count``, which
+also counts prompts for context fitting; that server reports no window).
+:class:`ServerRegistry` remembers, per base URL and model, the kind and the structured-output
+form that worked, in ``<home>/llm_servers.json``, so the next process starts with the right
+form instead of rediscovering a refusal.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from biorag.util.secrets import mask_url
 
 log = logging.getLogger("biorag.llm")
 
+LLAMA_CPP_PYTHON_COUNT = "/extras/tokenize/count"
+
 
 @dataclass
 class ServerInfo:
     """What one endpoint told us. ``n_ctx`` is the context window one request may use (per slot
     on llama.cpp), None when the server does not say."""
 
-    kind: str = "unknown"  # llama.cpp | vllm | ollama | openai | unknown
+    kind: str = "unknown"  # llama.cpp | llama-cpp-python | vllm | ollama | openai | unknown
     n_ctx: int | None = None
     models: list[str] = field(default_factory=list)
     has_tokenize: bool = False
@@ -60,6 +64,15 @@ async def _get_json(client: httpx.AsyncClient, url: str, info: ServerInfo) -> An
         return r.json()
     except ValueError:
         return None
+
+
+async def _llama_cpp_python_counts(client: httpx.AsyncClient, root: str) -> bool:
+    """Whether the server answers llama-cpp-python's ``/extras/tokenize/count``."""
+    try:
+        r = await client.post(root + LLAMA_CPP_PYTHON_COUNT, json={"input": "probe"})
+        return r.status_code == 200 and isinstance(r.json().get("count"), int)
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return False
 
 
 async def probe(client: httpx.AsyncClient, base_url: str) -> ServerInfo:
@@ -96,6 +109,9 @@ async def probe(client: httpx.AsyncClient, base_url: str) -> ServerInfo:
             info.kind = "ollama"
         elif info.models:
             info.kind = "openai"
+    if info.kind == "openai" and await _llama_cpp_python_counts(client, root):
+        info.kind = "llama-cpp-python"
+        info.has_tokenize = True
     log.info(
         "LLM endpoint %s: %s, context window %s, models %s",
         mask_url(base_url),

@@ -59,6 +59,8 @@ def first_form(setting: str, kind: str) -> str:
     """The form to start with for ``llm.structured_output = setting`` on a server of ``kind``."""
     if setting != "auto":
         return setting
+    if kind == "llama-cpp-python":  # its response_format takes a schema only with json_object
+        return "json_object_schema"
     return "native" if kind in NATIVE_KINDS else "json_schema"
 
 
