@@ -34,7 +34,7 @@ llama-server:
 
 # llama-cpp-python's OpenAI-compatible server, the second real server of the real-model tests
 # (its own structured-output and context rules), compiled once per machine into its own virtual
-# environment in a cache outside the clone (15-25 min on 2 cores the first time).
+# environment in a cache outside the clone (4-10 min on 2 cores the first time).
 llama-cpp-python:
 	@bash scripts/build-llama-cpp-python.sh >/dev/null || echo "llama-cpp-python could not be built: its real-server tests will skip" >&2
 

@@ -41,7 +41,7 @@ main() {
   rm -rf "$DEST"
   "$PY" -m venv "$DEST/venv"
   echo "build-llama-cpp-python: compiling llama-cpp-python==$VERSION on $(nproc) cores" \
-    "(15-25 min on 2)" >&2
+    "(about 4 min on 2 idle cores, 10 beside other work)" >&2
   # The library only: no tests, examples or tools; no network code.
   CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF" \

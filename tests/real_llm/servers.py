@@ -149,7 +149,7 @@ def llama_cpp_python() -> tuple[Path | None, str]:
     if r.returncode == 0 and r.stdout.strip():
         return Path(r.stdout.strip().splitlines()[-1]), ""
     return None, (r.stderr.strip() or "llama-cpp-python's server is not built") + (
-        " (run scripts/build-llama-cpp-python.sh: 15-25 min on 2 cores; see docs/llm-servers.md)"
+        " (run scripts/build-llama-cpp-python.sh: 4-10 min on 2 cores; see docs/llm-servers.md)"
     )
 
 

@@ -12,7 +12,7 @@ the server and the model named:
 - a configured window too small for even one passage is one line naming ``llm.context_window``
   (no traceback).
 
-The server is built by ``scripts/build-llama-cpp-python.sh`` (15-25 min on 2 cores, once per
+The server is built by ``scripts/build-llama-cpp-python.sh`` (4-10 min on 2 cores, once per
 machine); without it these tests skip and say why.
 """
 
