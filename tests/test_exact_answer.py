@@ -8,6 +8,7 @@ import json
 import pytest
 
 from biorag.answer.exact import (
+    FORMATS,
     MAX_FACTOID,
     ExactAnswer,
     answer_schema,
@@ -177,8 +178,12 @@ def test_floor_without_context_and_dispatch(hash_embedder):
 def test_dry_run_answers_every_type(qtype):
     tpl = PromptTemplate.load("biorag.answer.prompts", "exact_answer")
     context = number_passages(CONTEXT[:1])
-    values = {"qtype": qtype, "question": GENE_Q, "context": context, "ideal": "x"}
+    values = {"qtype": qtype, "question": GENE_Q, "context": context, "ideal": "x",
+              "format": FORMATS[qtype], "shape": "..."}  # fmt: skip
     req = tpl.request(values, stage="exact_answer", json_schema=answer_schema(qtype))
+    prompt = req.last_user_message()
+    others = [t for t in FORMATS if t != qtype]
+    assert FORMATS[qtype] in prompt and not any(FORMATS[t] in prompt for t in others)
     text = dry_run_responder(req)
     value, error = parse_exact(qtype, json.loads(text), text)
     assert not error
@@ -186,3 +191,12 @@ def test_dry_run_answers_every_type(qtype):
         assert value == "yes"
     else:
         assert value[0] == "BRCA1" and len(value) <= (5 if qtype == "factoid" else 3)
+
+
+@pytest.mark.parametrize("qtype", ["factoid", "list"])
+def test_yes_or_no_is_no_name(qtype):
+    # SmolLM2 shown all three formats answered "yes" to most factoid questions
+    assert parse_exact(qtype, {"answer": ["yes"]}, "")[0] is None
+    assert parse_exact(qtype, {"answer": ["No.", "yes"]}, "")[1].endswith("yes/no only")
+    assert parse_exact(qtype, {"answer": ["yes", "BDCA2"]}, "")[0] == ["BDCA2"]
+    assert parse_exact("yesno", {"answer": "no"}, "")[0] == "no"
