@@ -41,15 +41,20 @@ def test_the_model_draws_the_exact_answer_from_the_free_text(tmp_path, hash_embe
     assert rt.accounting()["stages"]["exact_answer"]["calls"] == 1
 
 
-def test_an_unusable_exact_answer_is_a_parse_failure(tmp_path, hash_embedder):
+def test_an_unusable_exact_answer_falls_back_to_the_floor(tmp_path, hash_embedder):
     rules = [
         {"stage": "answer", "response": "KRX1 drives liver fibrosis [1]."},
-        {"stage": "exact_answer", "response": {"answer": []}},
+        {"stage": "exact_answer", "response": {"answer": ["yes"]}},  # no name: refused
     ]
     rt = make_runtime(tmp_path, hash_embedder, llm=_llm(tmp_path, rules))
     ans = build_method("retrieve-read", rt).answer_sync(FACTOID)
-    assert ans.exact == [] and ans.parse_failed
     assert ans.answer_text.startswith("KRX1 drives")  # the ideal answer is kept
+    trace = ans.details.exact_answer
+    assert trace.method == "floor" and "no usable factoid answer" in trace.error
+    assert '"yes"' in trace.raw  # what the model wrote is kept in the trace
+    assert ans.exact and "yes" not in ans.exact and not ans.parse_failed
+    assert rt.accounting()["stages"]["exact_answer"]["fallbacks"] == 1
+    assert any("exact-answer step failed" in n for n in ans.notes)
 
 
 def test_without_a_model_the_floor_gives_candidates_from_the_passages(tmp_path, hash_embedder):

@@ -349,9 +349,11 @@ def test_exact_answer_parse_failure_and_switch_off(tmp_path, hash_embedder, many
     script = [*rules(["Yes"] * 8), {"stage": "exact_answer", "response": "no idea"}]
     rt, backend = mock_runtime(tmp_path, hash_embedder, script)
     ans = IPRAR(rt, use_support_scores=False).answer_sync(typed(many, "list"))
-    assert ans.parse_failed and ans.exact == []
-    assert ans.model_dump()["details"]["exact_answer"]["parse_failed"]
-    assert ans.model_dump()["details"]["exact_answer"]["raw"] == "no idea"
+    # nothing usable in the model's answer: the pattern floor answers, the model's text kept
+    trace = ans.model_dump()["details"]["exact_answer"]
+    assert trace["method"] == "floor" and trace["raw"] == "no idea"
+    assert "no usable list answer" in trace["error"]
+    assert ans.exact and not ans.parse_failed
     off = IPRAR(rt, use_support_scores=False, exact_answer=False).answer_sync(typed(many, "list"))
     assert off.exact is None and off.details.exact_answer is None
     assert stage_calls(backend, "exact_answer") == 1

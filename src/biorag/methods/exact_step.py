@@ -3,7 +3,7 @@
 Factoid, list and option-less yes/no questions are scored on an exact answer (a name, a list of
 names, yes/no) besides the ideal (free-text) one. :func:`with_exact` asks the model for it
 (:func:`biorag.answer.exact.exact_answer`, given the ideal answer and the contexts) and falls
-back to the no-LLM floor when the model's call fails.
+back to the no-LLM floor when the model's call fails or its answer holds nothing usable.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ def wants_exact(question: Question) -> bool:
 async def with_exact(rt: Runtime, question: Question, ans: Answer, contexts: list[str]) -> Answer:
     """``ans`` with ``exact`` and ``details["exact_answer"]`` set (when :func:`wants_exact`).
 
-    When the model's exact-answer call fails (:class:`LLMError`, after its retries) the no-LLM
-    floor answers instead: the answer (already paid for) is kept, and
+    When the model's exact-answer call fails (:class:`LLMError`, after its retries), or its
+    answer holds no usable item while there are passages to draw from, the no-LLM floor answers
+    instead: the answer (already paid for) is kept, and
     ``details["exact_answer"]["error"]`` and a note say what happened. Without a model the
     floor answers from ``contexts``."""
     from biorag.answer.exact import exact_answer, exact_answer_floor
@@ -49,11 +50,19 @@ async def with_exact(rt: Runtime, question: Question, ans: Answer, contexts: lis
         raise  # no model at all: stop, do not run on without it
     except LLMError as e:
         failure = f"{type(e).__name__}: {e}"
+    model_raw = ""
+    if not failure and res.method == "llm" and res.value is None and contexts:
+        # the model answered, but nothing in it is usable ("yes" to a factoid question)
+        failure = f"the model's answer held no usable {question.type} answer ({res.error})"
+        model_raw = res.raw
+    if failure:
         note_fallback(llm, "exact_answer")
         res = await asyncio.to_thread(
             exact_answer_floor, question.text, question.type, contexts, rt.embedder
         )
     trace = res.to_dict() | ({"error": failure} if failure else {})
+    if model_raw:  # what the model wrote, kept beside the floor's answer
+        trace["raw"] = model_raw
     ans.details.exact_answer = ExactAnswerTrace.model_validate(trace)
     if res.value is None:  # the model's answer held no usable exact answer
         ans.exact = "" if question.type == "yesno" else []
@@ -61,7 +70,7 @@ async def with_exact(rt: Runtime, question: Question, ans: Answer, contexts: lis
     else:
         ans.exact = res.value
     if failure:
-        ans.notes.append(f"{EXACT_NOTE}, as the model's exact-answer call failed ({failure})")
+        ans.notes.append(f"{EXACT_NOTE}, as the model's exact-answer step failed ({failure})")
     elif res.method == "floor":
         ans.notes.append(EXACT_NOTE)
     return ans
