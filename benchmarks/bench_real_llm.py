@@ -9,6 +9,8 @@ p50 seconds per question, accuracy. A 135M model measures the plumbing, not answ
 
     python benchmarks/bench_real_llm.py --n 50                 # needs ../shared/data
     python benchmarks/bench_real_llm.py --n 10 --methods claims --modes auto
+    python benchmarks/bench_real_llm.py --n 50 --given-context --methods vectorgraphrag \
+        --modes auto          # its KG extracted by the model from the questions' passages
     python benchmarks/bench_real_llm.py --n 20 --methods closed-book --modes auto \
         --datasets mirage-mmlu,mirage-medqa,mirage-medmcqa,mirage-pubmedqa,mirage-bioasq \
         --answer-prompt mirage --tag mirage_prompt     # and --answer-prompt biorag
@@ -88,6 +90,40 @@ def ensure_index(name: str, env: dict[str, str]) -> Path:
     r = biorag(["index", "build", "--corpus", str(corpus), "--format", fmt, "--out", str(out)], env)
     if r.returncode != 0:
         raise SystemExit(f"index build failed: {r.stderr[-2000:]}")
+    return out
+
+
+def ensure_kg(ds: str, setting: list[str], n: int, env: dict[str, str], key: str) -> Path:
+    """VectorGraphRAG's knowledge graph for the first ``n`` questions of ``ds``: triplets the
+    model extracts (``biorag kg build --format text``) from the passages those questions are
+    given, one paragraph per question. Built once per ``key``; its build report is kept beside
+    it (``build.json``) and goes into the summary."""
+    from biorag.corpus.datasets import load_dataset
+
+    out = CACHE / "kg" / key
+    report = out.parent / f"{key}.build.json"
+    if report.is_file():
+        return out
+    split = setting[setting.index("--split") + 1]
+    given = setting[setting.index("--setting") + 1]
+    loaded = load_dataset(
+        DATASETS[ds].get("dataset", ds), Path(DATASETS[ds]["data"]), split=split,
+        setting=given, limit=n,
+    )  # fmt: skip
+    paragraphs = [" ".join(" ".join(it.context).split()) for it in loaded.items if it.context]
+    text = out.parent / f"{key}.txt"
+    text.parent.mkdir(parents=True, exist_ok=True)
+    text.write_text("\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    start = time.perf_counter()
+    r = biorag(
+        ["kg", "build", "--from", str(text), "--format", "text", "--out", str(out), "--json"], env
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"kg build failed: {r.stderr[-2000:]}")
+    built = json.loads(r.stdout)
+    built["bench_wall_s"] = round(time.perf_counter() - start, 1)
+    built["paragraphs"] = len(paragraphs)
+    report.write_text(json.dumps(built, indent=1))
     return out
 
 
@@ -223,6 +259,15 @@ def main() -> None:
                     BIORAG_ANSWER_PROMPT=args.answer_prompt,
                 )
                 eval_args = [*ds_args, *index_args, "--concurrency", str(args.concurrency)]
+                if "vectorgraphrag" in methods and not ds.startswith("mirage-"):
+                    given = ["--split", ds_args[1], "--setting",
+                             "reasoning-required" if ds == "pubmedqa" else "snippets"]  # fmt: skip
+                    kg_key = f"{ds}_{mode}{tag}_n{args.n}"
+                    kg = ensure_kg(ds, given, args.n, env, kg_key)
+                    build = json.loads((kg.parent / f"{kg_key}.build.json").read_text())
+                    summary.setdefault("kg_builds", {})[kg_key] = build
+                    options = {"vectorgraphrag": {"kg": str(kg)}}
+                    eval_args += ["--method-options", json.dumps(options)]
                 run_eval(ds, f"{ds}_{mode}", eval_args, methods, args.n, run, env, summary, tag)
     finally:
         server.stop()

@@ -74,6 +74,13 @@ class LLMSettings(_Section):
         description="auto: the server's own constrained decoding, then json_schema, "
         "json_object with the schema, json_object, the schema in the prompt only",
     )
+    stop_loops: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="stream answers and close the stream when the model starts looping, so "
+        "the server stops generating: auto on llama.cpp, llama-cpp-python, vLLM and Ollama "
+        "(known to stop when the stream closes) and in process (backend hf); the loop is cut "
+        "afterwards either way",
+    )
     context_window: int | None = Field(
         default=None,
         ge=128,

@@ -127,6 +127,8 @@ def fake_openai() -> Iterator[FakeOpenAI]:
             raw_body = isinstance(payload, bytes)  # sent as is (HTML, garbage)
             data = payload if raw_body else json.dumps(payload).encode()
             ctype = "text/html" if raw_body and data.lstrip()[:1] == b"<" else "application/json"
+            if raw_body and data.startswith(b"data:"):
+                ctype = "text/event-stream"
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)

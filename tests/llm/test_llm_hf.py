@@ -65,6 +65,17 @@ async def test_stop_strings_and_template_fallback(tiny_model_dir: Path) -> None:
     assert plain.completion_tokens in range(1, 6)
 
 
+async def test_generation_stops_at_the_onset_of_a_loop(tiny_model_dir: Path) -> None:
+    req = ChatRequest(messages=MESSAGES, max_tokens=100)
+    full = await HFBackend(tiny_model_dir, stop_loops=False).chat(req)
+    # the random model loops: run to its budget, the loop is cut afterwards
+    assert full.finish_reason == "length" and full.completion_tokens == 100
+    assert full.repetition_cut
+    early = await HFBackend(tiny_model_dir).chat(req)
+    assert early.finish_reason == "loop" and early.completion_tokens < 100
+    assert early.text == full.text  # the same answer once the loop is cut back
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("bitsandbytes") is not None, reason="bitsandbytes is installed"
 )

@@ -42,6 +42,10 @@ def _check_accounting(acc: dict[str, Any]) -> None:
         assert {"parse_failures", "attempt_errors", "cache_hits"} <= set(stage)
 
 
+#: tokens llama-server may generate after the last chunk read of a stream closed at a loop
+LOOP_SLACK = 4
+
+
 @pytest.mark.parametrize(("method", "extra"), METHODS, ids=[m + "".join(e) for m, e in METHODS])
 def test_every_method_answers_on_llama_server(
     llama: LlamaServer, demo_index: Path, tmp_path: Path, method: str, extra: list[str]
@@ -72,9 +76,11 @@ def test_every_method_answers_on_llama_server(
     acc = out["accounting"]
     _check_accounting(acc)
     after = llama.metrics()
-    # Token counts are the server's own: what it generated equals what biorag counted.
+    # Token counts are the server's own: what it generated equals what biorag counted, but for
+    # a few tokens per stream closed at a loop, generated after the last counted chunk.
     generated = after["tokens_predicted_total"] - before["tokens_predicted_total"]
-    assert acc["total"]["completion_tokens"] == generated
+    counted, stopped = acc["total"]["completion_tokens"], acc["total"]["loops_stopped"]
+    assert counted <= generated <= counted + LOOP_SLACK * stopped
     assert "Context size" not in r["stderr"] and "exceed" not in r["stderr"]
 
 

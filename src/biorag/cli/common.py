@@ -170,7 +170,8 @@ def print_accounting(report: dict[str, Any]) -> None:
             f" prompt_tokens={row.get('prompt_tokens', 0):<7}"
             f" completion_tokens={row.get('completion_tokens', 0):<7}"
             f" seconds={row.get('latency_s', 0.0):.2f}"
-            + (f" loops_cut={row['repetition_cuts']}" if row.get("repetition_cuts") else ""),
+            + (f" loops_cut={row['repetition_cuts']}" if row.get("repetition_cuts") else "")
+            + (f" (stopped early: {row['loops_stopped']})" if row.get("loops_stopped") else ""),
             err=True,
         )
     total = report.get("total")

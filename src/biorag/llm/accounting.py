@@ -25,7 +25,9 @@ class StageStats:
     backend attempts (retried or not); ``failures`` counts requests that failed for good;
     ``parse_failures`` counts JSON requests whose answer could not be parsed;
     ``repetition_cuts`` counts answers whose degenerate loop was cut off
-    (:mod:`biorag.llm.repetition`); ``fallbacks`` counts items an operator handed to its
+    (:mod:`biorag.llm.repetition`), ``loops_stopped`` those of them whose stream was closed at
+    the loop's onset, so the server stopped generating (:mod:`biorag.llm.streaming`);
+    ``fallbacks`` counts items an operator handed to its
     no-LLM floor (or answered some other lesser way) because the model's answer was unusable
     or its request failed.
     """
@@ -39,6 +41,7 @@ class StageStats:
     failures: int = 0
     parse_failures: int = 0
     repetition_cuts: int = 0
+    loops_stopped: int = 0
     fallbacks: int = 0
 
     def add(self, other: StageStats) -> None:
@@ -65,9 +68,10 @@ class Accounting:
         latency_s: float,
         parse_failed: bool = False,
         repetition_cut: bool = False,
+        loop_stopped: bool = False,
     ) -> None:
         """A request answered by the backend (``repetition_cut``: its answer looped and was
-        cut)."""
+        cut; ``loop_stopped``: its stream was closed when the loop began)."""
         with self._lock:
             s = self._stage(stage)
             s.calls += 1
@@ -76,6 +80,7 @@ class Accounting:
             s.latency_s += latency_s
             s.parse_failures += int(parse_failed)
             s.repetition_cuts += int(repetition_cut)
+            s.loops_stopped += int(loop_stopped)
 
     def record_fallback(self, stage: str, n: int = 1) -> None:
         """``n`` items of ``stage`` went down the operator's fallback path."""

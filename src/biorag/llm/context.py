@@ -172,7 +172,7 @@ class ContextFitMiddleware(_Wrapper):
         return req.model_copy(update={"messages": messages, "max_tokens": new_max})
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
-        from biorag.llm.openai_backend import ContextOverflowError
+        from biorag.llm.openai_errors import ContextOverflowError
 
         window = await self._window()
         if not window:

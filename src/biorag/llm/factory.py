@@ -201,6 +201,7 @@ def make_backend(settings: Settings) -> LLMBackend | None:
                 timeout_per_token_s=cfg.timeout_per_token_s,
                 context_window=cfg.context_window,
                 registry=registry,
+                stop_loops=cfg.stop_loops,
             )
             for url in cfg.base_urls()
         ]
@@ -218,6 +219,7 @@ def make_backend(settings: Settings) -> LLMBackend | None:
             model=cfg.model,
             load_in_4bit=cfg.load_in_4bit,
             gguf_cache_dir=settings.home_path / "hf_from_gguf",
+            stop_loops=cfg.stop_loops != "off",
         )
     if cfg.backend == "mock":
         from biorag.llm.mock_backend import MockBackend

@@ -36,6 +36,7 @@ from typing import Any
 from biorag.errors import ConfigError, LLMError
 from biorag.llm import model_size
 from biorag.llm.base import THINK_CLOSE, attach_parsed, with_schema_instruction
+from biorag.llm.hf_stopping import EarlyStop
 from biorag.llm.model_size import parameter_count
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
 from biorag.util.files import write_dir_atomically
@@ -70,23 +71,6 @@ def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return rest
 
 
-def _stop_criteria(tok: Any, n_prompt: int, stops: list[str]) -> Any:
-    """Stop once the decoded continuation contains a stop string (works with any tokenizer,
-    unlike transformers' ``stop_strings``, which needs a well-behaved vocabulary)."""
-    import torch
-    from transformers import StoppingCriteria, StoppingCriteriaList
-
-    class _StopOnStrings(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            done = [
-                any(s in tok.decode(row[n_prompt:], skip_special_tokens=True) for s in stops)
-                for row in input_ids.tolist()
-            ]
-            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-    return StoppingCriteriaList([_StopOnStrings()])
-
-
 class HFBackend:
     """Greedy generation with a local transformers model directory or ``.gguf`` file.
 
@@ -106,8 +90,11 @@ class HFBackend:
         load_in_4bit: str = "auto",
         device: str | None = None,
         gguf_cache_dir: str | Path | None = None,
+        stop_loops: bool = True,
     ) -> None:
         self.path = Path(path)
+        #: stop generating at the onset of a loop (``llm.stop_loops`` not ``off``)
+        self.stop_loops = stop_loops
         self.is_gguf = self.path.suffix.lower() == ".gguf"
         self.model = model or (self.path.stem if self.is_gguf else self.path.name)
         self.load_in_4bit = load_in_4bit
@@ -322,8 +309,10 @@ class HFBackend:
                 if tok.pad_token_id is not None
                 else tok.eos_token_id,
             }
-            if req.stop:
-                gen_kwargs["stopping_criteria"] = _stop_criteria(tok, n_prompt, req.stop)
+            watch = self.stop_loops and (req.max_tokens or 512) >= 64
+            early = EarlyStop(tok, n_prompt, list(req.stop or []), watch_loops=watch)
+            if req.stop or watch:
+                gen_kwargs["stopping_criteria"] = early.criteria()
             start = time.perf_counter()
             with torch.inference_mode():
                 out = lm.generate(**enc, **gen_kwargs)
@@ -334,6 +323,8 @@ class HFBackend:
                 logprobs = self._logprobs(new_ids, out.logits, req.top_logprobs)
         text = self._decode(new_ids)
         finish = "length" if len(new_ids) >= gen_kwargs["max_new_tokens"] else "stop"
+        if early.looped:
+            finish = "loop"
         for s in req.stop or []:
             cut = text.find(s)
             if cut >= 0:

@@ -240,5 +240,6 @@ class AccountingMiddleware(_Wrapper):
             resp.latency_s,
             parse_failed=resp.parse_error is not None,
             repetition_cut=resp.repetition_cut is not None,
+            loop_stopped=resp.finish_reason == "loop",
         )
         return resp

@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
-import json
 import logging
 import os
-import re
 import time
 import weakref
 from collections.abc import Callable
@@ -34,6 +31,15 @@ import httpx
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.base import RetryableLLMError, attach_parsed
 from biorag.llm.middleware import LoopSemaphore
+from biorag.llm.openai_errors import (
+    ContextOverflowError,
+    error_body,
+    is_context_overflow,
+    looks_like_html,
+    window_in,
+)
+from biorag.llm.openai_errors import FormatRejected as _FormatRejected
+from biorag.llm.openai_errors import retry_after as _retry_after
 from biorag.llm.server_info import (
     LLAMA_CPP_PYTHON_COUNT,
     ServerInfo,
@@ -56,83 +62,12 @@ log = logging.getLogger("biorag.llm")
 #: Tokens a chat template adds around each message (a safe upper bound for common templates).
 MESSAGE_OVERHEAD_TOKENS = 8
 
-
-class _FormatRejected(Exception):
-    """The server refused the structured-output form we sent."""
-
-
-class ContextOverflowError(LLMError):
-    """The server says the prompt does not fit its context window (not retried as is)."""
-
-    def __init__(self, message: str, n_ctx: int | None = None) -> None:
-        super().__init__(message)
-        self.n_ctx = n_ctx
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _error_body(resp: httpx.Response) -> tuple[str, dict[str, Any]]:
-    """The server's error message (without any credential the request carried: some servers
-    echo the key back) and its error object (``{}`` when it sent none)."""
-    message, err = _read_error_body(resp)
-    return redact_request_secrets(message, resp), err
-
-
-def _read_error_body(resp: httpx.Response) -> tuple[str, dict[str, Any]]:
-    try:
-        data = resp.json()
-    except ValueError:
-        return (resp.text[:300].strip() or resp.reason_phrase), {}
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            msg = err.get("message") or data.get("detail") or json.dumps(err)[:300]
-            return str(msg)[:500], err
-        if isinstance(err, str):
-            return err[:500], {}
-        if data.get("detail"):
-            return str(data["detail"])[:500], {}
-    return str(data)[:500], {}
-
-
-def _is_context_overflow(message: str, err: dict[str, Any]) -> bool:
-    low = message.lower()
-    return err.get("type") == "exceed_context_size_error" or (
-        "context" in low and ("exceed" in low or "too long" in low or "maximum context" in low)
-    )
-
-
-_WINDOW_IN_MESSAGE = re.compile(
-    r"(?:context window of|maximum context length is|context size of)\s+(\d+)", re.IGNORECASE
-)
-
-
-def _window_in(message: str, err: dict[str, Any]) -> int | None:
-    """The window an overflow error states: llama.cpp's ``n_ctx`` field, else the number in
-    llama-cpp-python's "exceed context window of N" or vLLM's and OpenAI's "maximum context
-    length is N"."""
-    n_ctx = err.get("n_ctx")
-    if isinstance(n_ctx, int) and n_ctx > 0:
-        return n_ctx
-    m = _WINDOW_IN_MESSAGE.search(message)
-    return int(m.group(1)) if m else None
-
-
-def _looks_like_html(resp: httpx.Response) -> bool:
-    head = resp.text[:200].lstrip().lower()
-    return "html" in resp.headers.get("content-type", "") or head.startswith(("<!doctype", "<html"))
+#: What ``llm.stop_loops`` may say (see :meth:`OpenAIBackend.watches_loops`).
+STOP_LOOPS = ("auto", "on", "off")
+#: Server kinds known to stop generating when a streamed request's connection closes.
+_STOPS_ON_CLOSE = ("llama.cpp", "llama-cpp-python", "vllm", "ollama")
+#: Answers shorter than this cannot loop long enough to be worth streaming.
+_WATCH_MIN_TOKENS = 64
 
 
 class OpenAIBackend:
@@ -152,9 +87,13 @@ class OpenAIBackend:
         timeout_per_token_s: float = 0.25,
         context_window: int | None = None,
         registry: ServerRegistry | None = None,
+        stop_loops: str = "auto",
     ) -> None:
         if structured_output not in SETTINGS:
             raise ValueError(f"structured_output must be one of {SETTINGS}")
+        if stop_loops not in STOP_LOOPS:
+            raise ValueError(f"stop_loops must be one of {STOP_LOOPS}")
+        self.stop_loops = stop_loops
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -323,7 +262,7 @@ class OpenAIBackend:
                 or self.structured_output != "auto"
                 or nxt is None
                 or form in ("json_object", "none")
-                or resp.finish_reason == "length"
+                or resp.finish_reason in ("length", "loop")
             ):
                 return resp
             tried_after_parse_failure = True
@@ -380,12 +319,12 @@ class OpenAIBackend:
     def _check_status(self, r: httpx.Response, form: str) -> None:
         if r.status_code < 400:
             return
-        message, err = _error_body(r)
-        if _is_context_overflow(message, err):
+        message, err = error_body(r)
+        if is_context_overflow(message, err):
             raise ContextOverflowError(
                 f"{self.where()}: the prompt exceeds the model's context window ({message}); "
                 "start the server with a larger context (-c) or set llm.context_window",
-                n_ctx=_window_in(message, err),
+                n_ctx=window_in(message, err),
             )
         if is_format_rejection(r.status_code, message, form):
             raise _FormatRejected(message)
@@ -411,7 +350,7 @@ class OpenAIBackend:
         raise LLMError(f"{self.where()} answered HTTP {r.status_code}: {message}")
 
     def _unreadable(self, r: httpx.Response) -> RetryableLLMError:
-        if _looks_like_html(r):
+        if looks_like_html(r):
             return RetryableLLMError(
                 f"{self.where()} answered with a web page, not a chat completion: llm.base_url "
                 "should be the API root of an OpenAI-compatible server, usually ending in /v1",
@@ -422,12 +361,30 @@ class OpenAIBackend:
             f"{redact_request_secrets(r.text[:200], r)!r}"
         )
 
+    def watches_loops(self, req: ChatRequest, kind: str) -> bool:
+        """Whether ``req`` is streamed so a loop can be stopped at its onset
+        (:mod:`biorag.llm.streaming`): ``llm.stop_loops`` ``on``, or ``auto`` on a server known
+        to stop generating when the stream is closed; never for logprobs or short answers."""
+        if self.stop_loops == "off" or req.logprobs:
+            return False
+        if req.max_tokens is not None and req.max_tokens < _WATCH_MIN_TOKENS:
+            return False
+        return self.stop_loops == "on" or kind in _STOPS_ON_CLOSE
+
     async def _send(self, req: ChatRequest, form: str, kind: str) -> ChatResponse:
         body = self._body(req, form, kind)
+        if self.watches_loops(req, kind):
+            from biorag.llm.streaming import read_stream
+
+            return await read_stream(self, req, body, form, kind)
         start = time.perf_counter()
         r = await self._post(body, req.max_tokens)
         latency = time.perf_counter() - start
         self._check_status(r, form)
+        return self._completion(req, r, latency)
+
+    def _completion(self, req: ChatRequest, r: httpx.Response, latency: float) -> ChatResponse:
+        """The response of a whole (not streamed) chat completion ``r``."""
         try:
             data = r.json()
             choice = data["choices"][0]

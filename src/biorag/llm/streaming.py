@@ -1,7 +1,23 @@
-"""Streaming the final answer (``stream: true``): text is shown as the server sends it.
+"""Streamed completions (``stream: true``): text as the server sends it, loops stopped early.
 
-Used by ``biorag ask`` on a terminal; the returned response is the same as a whole answer's
-(token counts from the server's final ``usage`` chunk).
+Two uses share one reader (:func:`read_stream`):
+
+* **the final answer on a terminal** (``biorag ask``): each piece is handed to a callback as it
+  comes (:func:`stream_answers_to`, :func:`stream_chat`);
+* **stopping a loop at its onset** (``llm.stop_loops``): a small model that starts repeating the
+  same claim or JSON item would otherwise run to ``max_tokens`` before
+  :func:`~biorag.llm.repetition.cut_repetition` cuts the loop afterwards. Watched requests are
+  streamed, the text is checked for a loop as it grows (:func:`~biorag.llm.repetition.find_loop`),
+  and on the first loop the connection is closed, which makes llama.cpp's servers and vLLM stop
+  generating. The response then ends ``finish_reason = "loop"``, and the usual cut keeps what
+  came before the loop.
+
+The response is the same as a whole answer's: token counts come from the server's final
+``usage`` chunk, or, for a stream closed at a loop, from llama.cpp's per-token ``timings`` (the
+tokens the server had reported when the stream was closed; it may generate one or two more
+before it notices). A server without either gets the prompt counted by its tokenizer endpoint
+and one completion token per streamed piece, and the response says the counts are estimated.
+A server that ignores ``stream`` and answers whole is read as a whole answer.
 """
 
 from __future__ import annotations
@@ -16,10 +32,14 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from biorag.llm.base import RetryableLLMError
+from biorag.llm.repetition import find_loop
 from biorag.llm.types import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
     from biorag.llm.openai_backend import OpenAIBackend
+
+#: a watched stream is checked for a loop each time this many characters more have come
+CHECK_EVERY_CHARS = 160
 
 _sink: ContextVar[tuple[Callable[[str], None], frozenset[str]] | None] = ContextVar(
     "biorag_stream_sink", default=None
@@ -58,15 +78,81 @@ async def stream_chat(
     if req.json_schema is not None or req.logprobs:
         return await backend.chat(req)
     body = backend._body(req, "none", info.kind)
-    body["stream"] = True
-    body["stream_options"] = {"include_usage": True}
+    watch = backend.watches_loops(req, info.kind)
+    return await read_stream(backend, req, body, "none", info.kind, on_text=on_text, watch=watch)
+
+
+class _Reader:
+    """What a stream has sent so far."""
+
+    def __init__(self, on_text: Callable[[str], None] | None) -> None:
+        self.on_text = on_text
+        self.parts: list[str] = []
+        self.reasoning: list[str] = []
+        self.chars = 0
+        self.pieces = 0
+        self.usage: dict[str, Any] = {}
+        self.timings: dict[str, Any] = {}
+        self.model: str | None = None
+        self.finish: str | None = None
+        self.chunks = 0
+
+    def take(self, line: str) -> bool:
+        """Read one SSE line; False at the stream's end."""
+        if not line.startswith("data:"):
+            return True
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            return False
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            return True
+        if not isinstance(chunk, dict):
+            return True
+        self.chunks += 1
+        self.usage = chunk.get("usage") or self.usage
+        self.timings = chunk.get("timings") or self.timings
+        self.model = chunk.get("model") or self.model
+        for ch in chunk.get("choices") or []:
+            delta = ch.get("delta") or {}
+            piece = delta.get("content")
+            if isinstance(piece, str) and piece:
+                self.parts.append(piece)
+                self.chars += len(piece)
+                self.pieces += 1
+                if self.on_text is not None:
+                    self.on_text(piece)
+            thought = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(thought, str):
+                self.reasoning.append(thought)
+            self.finish = ch.get("finish_reason") or self.finish
+        return True
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+async def read_stream(
+    backend: OpenAIBackend,
+    req: ChatRequest,
+    body: dict[str, Any],
+    form: str,
+    kind: str,
+    *,
+    on_text: Callable[[str], None] | None = None,
+    watch: bool = True,
+) -> ChatResponse:
+    """Send ``body`` (built for ``form``) with ``stream: true`` and read the answer, handing
+    each piece to ``on_text``; with ``watch``, close the stream at the first loop."""
+    body = dict(body, stream=True, stream_options={"include_usage": True})
+    if kind == "llama.cpp":
+        body["timings_per_token"] = True  # exact counts even for a stream closed early
     url = backend.base_url + "/chat/completions"
     timeout = httpx.Timeout(backend.read_timeout(req.max_tokens), connect=backend.connect_timeout_s)
     start = time.perf_counter()
-    parts: list[str] = []
-    usage: dict[str, Any] = {}
-    finish: str | None = None
-    model = backend.model
+    reader = _Reader(on_text)
+    looped = False
     try:
         async with (
             backend.slot(),
@@ -74,25 +160,24 @@ async def stream_chat(
         ):
             if r.status_code >= 400:
                 await r.aread()
-                backend._check_status(r, "none")
+                backend._check_status(r, form)
+            if "text/event-stream" not in r.headers.get("content-type", ""):
+                await r.aread()
+                if not r.text.lstrip().startswith("data:"):  # the server answered whole
+                    return backend._completion(req, r, time.perf_counter() - start)
+                for line in r.text.splitlines():  # a stream sent without its content type
+                    if not reader.take(line):
+                        break
+                return await _finish(backend, req, body, reader, False, time.perf_counter() - start)
+            checked = 0
             async for line in r.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                payload = line[5:].strip()
-                if payload == "[DONE]":
+                if not reader.take(line):
                     break
-                try:
-                    chunk = json.loads(payload)
-                except ValueError:
-                    continue
-                usage = chunk.get("usage") or usage
-                model = chunk.get("model") or model
-                for ch in chunk.get("choices") or []:
-                    piece = (ch.get("delta") or {}).get("content")
-                    if piece:
-                        parts.append(piece)
-                        on_text(piece)
-                    finish = ch.get("finish_reason") or finish
+                if watch and reader.chars - checked >= CHECK_EVERY_CHARS:
+                    checked = reader.chars
+                    if find_loop(reader.text()) is not None:
+                        looped = True
+                        break  # leaving the block closes the connection: the server stops
     except httpx.ConnectError as e:
         raise RetryableLLMError(
             f"cannot connect to {backend.where()} ({e}): start the server or fix llm.base_url",
@@ -100,8 +185,43 @@ async def stream_chat(
         ) from None
     except httpx.TimeoutException:
         raise RetryableLLMError(
-            f"{backend.where()} stopped sending the answer", timeout=True
+            f"{backend.where()} stopped sending the answer within "
+            f"{backend.read_timeout(req.max_tokens):.0f}s (raise llm.timeout_s for a slow server)",
+            timeout=True,
         ) from None
-    data = {"usage": usage, "model": model}
-    choice = {"finish_reason": finish}
-    return backend._response(req, data, choice, "".join(parts), {}, time.perf_counter() - start)
+    except httpx.TransportError as e:
+        raise RetryableLLMError(
+            f"{backend.where()} connection failed: {type(e).__name__}: {e}"
+        ) from None
+    if reader.chunks == 0:
+        raise RetryableLLMError(f"{backend.where()} sent an empty or unreadable answer stream")
+    return await _finish(backend, req, body, reader, looped, time.perf_counter() - start)
+
+
+async def _finish(
+    backend: OpenAIBackend,
+    req: ChatRequest,
+    body: dict[str, Any],
+    reader: _Reader,
+    looped: bool,
+    latency: float,
+) -> ChatResponse:
+    usage = dict(reader.usage)
+    estimated = False
+    if not usage.get("completion_tokens"):
+        t = reader.timings
+        if t.get("predicted_n") is not None:
+            usage = {
+                "prompt_tokens": int(t.get("prompt_n") or 0) + int(t.get("cache_n") or 0),
+                "completion_tokens": int(t["predicted_n"]),
+            }
+        elif reader.pieces:
+            prompt = await backend.count_tokens(body.get("messages") or [])
+            usage = {"prompt_tokens": prompt or 0, "completion_tokens": reader.pieces}
+            estimated = True
+    data = {"usage": usage, "model": reader.model or backend.model}
+    choice = {"finish_reason": "loop" if looped else reader.finish}
+    message = {"reasoning_content": "".join(reader.reasoning)}
+    resp = backend._response(req, data, choice, reader.text(), message, latency)
+    resp.tokens_estimated = estimated
+    return resp

@@ -89,6 +89,12 @@ class ChatResponse(BaseModel):
         description="characters removed from the end of ``text`` because the model looped "
         "(:func:`biorag.llm.repetition.cut_repetition`); None when nothing was cut",
     )
+    tokens_estimated: bool = Field(
+        default=False,
+        description="the server reported no token counts (a streamed answer closed at a loop "
+        "by a server without usage or timings): prompt counted by its tokenizer, one completion "
+        "token per streamed piece",
+    )
 
 
 def _norm(token: str) -> str:
