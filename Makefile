@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # fetches it from the index.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: install demo test lint bench clean llama-server llama-cpp-python mpnet graph-server
+.PHONY: install demo test lint bench clean llama-server llama-cpp-python mpnet graph-server milvus-server
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,7 +49,12 @@ mpnet: $(STAMP)
 graph-server: $(STAMP)
 	@$(PY) -m pip install --quiet arcadedb-embedded || echo "arcadedb-embedded could not be installed: the live Neo4j tests will skip" >&2
 
-test: $(STAMP) llama-server llama-cpp-python mpnet graph-server
+# milvus-lite (PyPI) in its own environment in a cache outside the clone, the Milvus server of the
+# index.backend = "milvus" tests, started by them in server mode on loopback (tests/milvus_server.py).
+milvus-server:
+	@PYTHON=$(PYTHON) bash scripts/install-milvus-lite.sh >/dev/null || echo "milvus-lite could not be installed: the Milvus tests will skip" >&2
+
+test: $(STAMP) llama-server llama-cpp-python mpnet graph-server milvus-server
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy src
 	$(PY) -m pytest -q

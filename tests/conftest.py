@@ -169,3 +169,11 @@ def index_of(tmp_path, hash_embedder):
 def neo4j_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveNeo4j]:
     """A live Bolt/openCypher server for the session (see tests/graph_server.py), or a skip."""
     yield from live_neo4j(tmp_path_factory.mktemp("arcadedb"))
+
+
+@pytest.fixture(scope="session")
+def milvus_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A live Milvus server's URI (milvus-lite on loopback, or BIORAG_TEST_MILVUS_URI)."""
+    from tests.milvus_server import milvus_uri
+
+    yield from milvus_uri(tmp_path_factory)

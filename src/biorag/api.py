@@ -49,7 +49,11 @@ class BioRAG:
 
         self.runtime.reset_searcher()
         with IndexDir(
-            self.index, self.runtime.embedder, self.settings.chunking, self.settings.retrieval
+            self.index,
+            self.runtime.embedder,
+            self.settings.chunking,
+            self.settings.retrieval,
+            index=self.settings.index,
         ) as idx:
             return idx.add(load_corpora([Path(p) for p in paths], fmt)).to_dict()
 
@@ -58,7 +62,12 @@ class BioRAG:
         from biorag.retrieve.index import IndexDir
 
         self.runtime.reset_searcher()
-        with IndexDir(self.index, self.runtime.embedder, retrieval=self.settings.retrieval) as idx:
+        with IndexDir(
+            self.index,
+            self.runtime.embedder,
+            retrieval=self.settings.retrieval,
+            index=self.settings.index,
+        ) as idx:
             return idx.remove(doc_ids).to_dict()
 
     def search(

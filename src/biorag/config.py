@@ -200,6 +200,31 @@ class RetrievalSettings(_Section):
         return {k.strip(): v.strip() for k, v in pairs}
 
 
+class IndexSettings(_Section):
+    """Where an index's search structures live: on disk beside its corpus (``local``, the
+    default), or in a Milvus server (``milvus``: dense HNSW and Milvus's own BM25 in one
+    collection, searched and fused in the server). Chosen when an index is built; the manifest
+    remembers it."""
+
+    backend: Literal["local", "milvus"] = "local"
+    milvus_uri: str | None = Field(
+        default=None,
+        description="the Milvus server, e.g. http://127.0.0.1:19530 (standalone, a cluster, or "
+        "milvus-lite in server mode); needed by backend milvus",
+    )
+    milvus_token_env: str | None = Field(
+        default=None,
+        description="name of the environment variable holding the Milvus token (never the "
+        "token itself)",
+    )
+
+    @model_validator(mode="after")
+    def _needs_uri(self) -> IndexSettings:
+        if self.milvus_uri is not None and not self.milvus_uri.startswith(("http://", "https://")):
+            raise ValueError(f"milvus_uri {self.milvus_uri!r} must start with http:// or https://")
+        return self
+
+
 class AnswerSettings(_Section):
     extraction: Literal["json", "regex"] = Field(
         default="json",
@@ -255,6 +280,7 @@ class Settings(_Section):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
@@ -296,7 +322,17 @@ class Settings(_Section):
             ) from None
 
 
-_SECTIONS = ("llm", "embed", "rerank", "corpus", "chunking", "retrieval", "answer", "judge")
+_SECTIONS = (
+    "llm",
+    "embed",
+    "rerank",
+    "corpus",
+    "chunking",
+    "retrieval",
+    "index",
+    "answer",
+    "judge",
+)
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:

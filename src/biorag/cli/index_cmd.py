@@ -72,7 +72,7 @@ def build(
 
     s = STATE.settings()
     loaded = _load(corpus, fmt)  # a bad input fails before anything is written
-    with IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name) as idx:
+    with IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name, index=s.index) as idx:
         _report(idx.add(loaded, max_record_chars=s.corpus.max_record_chars), as_json)
 
 
@@ -90,7 +90,7 @@ def add(
     read_manifest(index)
     s = STATE.settings()
     loaded = _load(files, fmt)
-    with IndexDir(index, _embedder(), retrieval=s.retrieval) as idx:
+    with IndexDir(index, _embedder(), retrieval=s.retrieval, index=s.index) as idx:
         _report(idx.add(loaded, max_record_chars=s.corpus.max_record_chars), as_json)
 
 
@@ -106,7 +106,7 @@ def remove(
 
     read_manifest(index)
     s = STATE.settings()
-    with IndexDir(index, _embedder(), retrieval=s.retrieval) as idx:
+    with IndexDir(index, _embedder(), retrieval=s.retrieval, index=s.index) as idx:
         _report(idx.remove(doc_ids), as_json)
 
 
@@ -120,6 +120,15 @@ def stats(
     from biorag.retrieve.index import index_stats
 
     data = index_stats(index)
+    backend = data["search_backend"]
+    if backend.get("kind") == "milvus":
+        from biorag.retrieve.milvus_index import MilvusIndex
+
+        s = STATE.settings()
+        milvus = MilvusIndex(
+            index, s.index.milvus_uri, backend["collection"], data["dim"], s.index.milvus_token_env
+        )
+        data["search_backend"] = {**backend, "rows": milvus.count()}
     if as_json:
         emit_json(data)
         return

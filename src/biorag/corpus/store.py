@@ -233,6 +233,18 @@ class CorpusStore:
                 i += 1
         return ids, mat[:i]
 
+    def chunk_rows_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str, bytes]]:
+        """``(seq, id, doc_id, text, vector bytes)`` of the embedded chunks stored after
+        ``seq``, in storage order (what a search server has not been sent yet)."""
+        return self.db.execute(
+            "SELECT seq, id, doc_id, text, vector FROM chunks WHERE seq > ? AND vector IS NOT "
+            "NULL ORDER BY seq LIMIT ?",
+            (seq, limit),
+        ).fetchall()
+
+    def max_chunk_seq(self) -> int:
+        return int(self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM chunks").fetchone()[0])
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         out: dict[str, Chunk] = {}
         for i in range(0, len(chunk_ids), 500):

@@ -107,7 +107,10 @@ class Runtime:
                     raise BioragError("no index directory was given to search", param="index")
                 retrieval = self.settings.retrieval
                 self._searcher = MultiSearcher(
-                    [Searcher(p, lambda: self.embedder, retrieval) for p in self.index_paths]
+                    [
+                        Searcher(p, lambda: self.embedder, retrieval, self.settings.index)
+                        for p in self.index_paths
+                    ]
                 )
             return self._searcher
 
@@ -152,7 +155,10 @@ class Runtime:
         self._check_open()
         retrieval = self.settings.retrieval
         fresh = MultiSearcher(
-            [Searcher(p, lambda: self.embedder, retrieval) for p in self.index_paths]
+            [
+                Searcher(p, lambda: self.embedder, retrieval, self.settings.index)
+                for p in self.index_paths
+            ]
         )
         with self._lock:
             if self._closed:

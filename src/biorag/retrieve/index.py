@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorag.config import ChunkingSettings, RetrievalSettings
+from biorag.config import ChunkingSettings, IndexSettings, RetrievalSettings
 from biorag.corpus.audit import (
     DEFAULT_MAX_RECORD_CHARS,
     SKIPPED_FILE,
@@ -90,15 +90,27 @@ class IndexDir:
         chunking: ChunkingSettings | None = None,
         retrieval: RetrievalSettings | None = None,
         name: str | None = None,
+        index: IndexSettings | None = None,
     ):
         self.path = Path(path)
         self.embedder = embedder
         self.retrieval = retrieval or RetrievalSettings()
+        self.index_settings = index or IndexSettings()
+        self._milvus: Any = None
         existing = (self.path / MANIFEST).is_file()
         if existing:
             self.manifest = read_manifest(self.path)
             self._check_embedder(self.manifest)
             self.chunking = ChunkingSettings.model_validate(self.manifest["chunking"])
+            if (
+                self.index_settings.backend == "milvus"
+                and search_backend(self.manifest) != "milvus"
+            ):
+                raise BioragError(
+                    f"index {self.path} keeps its search on disk (backend local); "
+                    "index.backend = 'milvus' applies to new indexes: build one in a new directory",
+                    param="index.backend",
+                )
         else:
             if (
                 self.path.exists()
@@ -118,6 +130,13 @@ class IndexDir:
                 "dim": int(embedder.dim),
                 "chunking": self.chunking.model_dump(),
             }
+            if self.index_settings.backend == "milvus":
+                from biorag.retrieve.milvus_index import collection_name
+
+                self.manifest["search_backend"] = {
+                    "kind": "milvus",
+                    "collection": collection_name(self.path, self.manifest["name"]),
+                }
         self.path.mkdir(parents=True, exist_ok=True)
         self.store = CorpusStore(self.path / "corpus.sqlite")
 
@@ -251,8 +270,31 @@ class IndexDir:
         bar.close()
         return done
 
+    @property
+    def milvus(self) -> Any:
+        """The index's Milvus collection (backend milvus only), connected on first use."""
+        if self._milvus is None:
+            from biorag.retrieve.milvus_index import MilvusIndex
+
+            self._milvus = MilvusIndex(
+                self.path,
+                self.index_settings.milvus_uri,
+                self.manifest["search_backend"]["collection"],
+                int(self.manifest["dim"]),
+                self.index_settings.milvus_token_env,
+            )
+        return self._milvus
+
     def rebuild_search_indexes(self) -> None:
-        """Rebuild BM25 and dense indexes from the store and swap each in atomically."""
+        """Bring the search indexes up to date with the store: the local ones rebuilt and
+        swapped in atomically; a Milvus collection sent only what it lacks."""
+        if search_backend(self.manifest) == "milvus":
+            bar = progress_bar(None, "sending to Milvus", unit="chunk")
+            self.milvus.ensure(self.retrieval.bm25_k1, self.retrieval.bm25_b)
+            self.milvus.reconcile(self.store)
+            self.milvus.push(self.store, bar=bar)
+            bar.close()
+            return
         from biorag.retrieve.bm25 import BM25Index
         from biorag.retrieve.dense import DenseIndex
 
@@ -286,7 +328,10 @@ class IndexDir:
                 )
             ids.extend(found)
         report.documents_removed = self.store.remove_documents(ids)
-        self.rebuild_search_indexes()
+        if search_backend(self.manifest) == "milvus":
+            self.milvus.delete_documents(ids)
+        else:
+            self.rebuild_search_indexes()
         report.documents_total = self.store.count_documents()
         report.chunks_total = self.store.count_chunks()
         self._write_manifest()
@@ -299,6 +344,11 @@ class IndexDir:
         }
         self.manifest["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         write_json_atomic(self.path / MANIFEST, self.manifest)
+
+
+def search_backend(manifest: dict[str, Any]) -> str:
+    """Where an index keeps its search structures: ``local`` (on disk) or ``milvus``."""
+    return str((manifest.get("search_backend") or {}).get("kind", "local"))
 
 
 def index_stats(path: str | Path) -> dict[str, Any]:
@@ -320,6 +370,7 @@ def index_stats(path: str | Path) -> dict[str, Any]:
             "chunks": store.count_chunks(),
             "chunks_embedded": store.count_chunks(with_vectors=True),
             "complete": by_state.get("embedded", 0) == docs,
+            "search_backend": manifest.get("search_backend") or {"kind": "local"},
             "long_chunks": {
                 **(manifest.get("long_chunks") or {}),
                 "policy": long_chunk_policy(manifest["embed_model"]),

@@ -11,11 +11,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from biorag.config import RetrievalSettings
+from biorag.config import IndexSettings, RetrievalSettings
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import mismatch_hint
 from biorag.errors import REBUILD_INDEX, BioragError, IndexMismatchError, reading
-from biorag.retrieve.index import read_manifest
+from biorag.retrieve.index import read_manifest, search_backend
 
 Retriever = Literal["bm25", "dense", "hybrid"]
 Level = Literal["chunk", "doc"]
@@ -48,7 +48,13 @@ class Passage:
 class Searcher:
     """Opens one index directory read-only and answers queries."""
 
-    def __init__(self, path: str | Path, embedder: Any, settings: RetrievalSettings | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        embedder: Any,
+        settings: RetrievalSettings | None = None,
+        index: IndexSettings | None = None,
+    ):
         from biorag.retrieve.bm25 import BM25Index
         from biorag.retrieve.dense import DenseIndex
 
@@ -62,6 +68,20 @@ class Searcher:
             self.path / "corpus.sqlite", "the index's documents and chunks", REBUILD_INDEX
         ):
             self.store = CorpusStore(self.path / "corpus.sqlite")
+        self.milvus: Any = None
+        if search_backend(self.manifest) == "milvus":
+            from biorag.retrieve.milvus_index import MilvusIndex
+
+            cfg = index or IndexSettings()
+            self.milvus = MilvusIndex(
+                self.path,
+                cfg.milvus_uri,
+                self.manifest["search_backend"]["collection"],
+                int(self.manifest["dim"]),
+                cfg.milvus_token_env,
+            )
+            self.milvus.ensure(self.settings.bm25_k1, self.settings.bm25_b)
+            return
         self.bm25 = BM25Index.load(self.path / "bm25")
         self.dense = DenseIndex.load(self.path / "dense", expected_dim=self.manifest["dim"])
 
@@ -89,6 +109,12 @@ class Searcher:
 
         if retriever not in RETRIEVERS:
             raise BioragError(f"unknown retriever {retriever!r}; choose one of {RETRIEVERS}")
+        if self.milvus is not None:
+            qvecs = self.embedder.embed(queries) if retriever != "bm25" else None
+            st = self.settings
+            return self.milvus.rank(
+                queries, qvecs, depth, retriever, st.fusion, st.dense_weight, st.rrf_k
+            )
         bm = self.bm25.search(queries, depth) if retriever in ("bm25", "hybrid") else None
         de = None
         if retriever in ("dense", "hybrid"):

@@ -269,7 +269,9 @@ class JobManager(QueueWorker[str]):
 
         with (
             observe_progress(step),
-            IndexDir(path, self.rt.embedder, retrieval=self.settings.retrieval) as idx,
+            IndexDir(
+                path, self.rt.embedder, retrieval=self.settings.retrieval, index=self.settings.index
+            ) as idx,
         ):
             report = self._add(job, idx) if job.kind == "add" else self._remove(job, idx)
         self.rt.reload_searcher()

@@ -1,0 +1,288 @@
+"""An index's search structures in Milvus: dense vectors (HNSW) and BM25 in one collection.
+
+``index.backend = "milvus"`` keeps the corpus store (documents, chunks, vectors, build state) in
+the index directory as always, and sends every embedded chunk to a Milvus collection: its id,
+document id, text and vector. Milvus computes BM25 itself from the text (its BM25 function, a
+sparse inverted index) and searches dense vectors by HNSW; hybrid search fuses the two in the
+server (RRF, or weighted scores). One :class:`pymilvus.MilvusClient` talks to Milvus standalone,
+a cluster or milvus-lite in server mode alike.
+
+Sending is incremental and resumable: chunks are sent in storage order (the store's ``seq``) in
+batches, each an upsert keyed by chunk id, and the last ``seq`` sent is saved after each batch
+(``milvus.json`` in the index directory). An interrupted push resumes after its last saved batch;
+a batch sent twice overwrites itself, so nothing is duplicated. Removed documents are deleted by
+document id; :meth:`MilvusIndex.reconcile` repairs a collection whose count no longer matches
+the store (a removal interrupted between the store and the server).
+
+Differences from the local backend, by Milvus's design: BM25's IDF is computed per segment and
+its tokenizer is Milvus's analyzer, so BM25 scores differ slightly from bm25s's; RRF takes no
+weights; weighted fusion normalizes each score with Milvus's arctan rule, not min-max.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biorag.errors import BioragError
+from biorag.retrieve.hits import Hit
+from biorag.util.files import write_json_atomic
+from biorag.util.secrets import mask_url
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "milvus.json"
+TEXT_MAX = 65535  # Milvus's VARCHAR limit (bytes)
+HNSW = {"M": 16, "efConstruction": 200}
+INSTALL = "pip install 'biorag[milvus]'"
+
+
+def collection_name(index_path: Path, name: str) -> str:
+    """A Milvus collection name for the index at ``index_path``: letters, digits and ``_``,
+    unique per index directory."""
+    slug = re.sub(r"[^A-Za-z0-9_]", "_", name)[:40]
+    digest = hashlib.sha256(str(index_path.resolve()).encode()).hexdigest()[:10]
+    return f"biorag_{slug}_{digest}"
+
+
+def _client(uri: str, token_env: str | None) -> Any:
+    try:
+        from pymilvus import MilvusClient
+        from pymilvus.exceptions import MilvusException
+    except ImportError:
+        raise BioragError(
+            f"index.backend 'milvus' needs the Milvus client: {INSTALL}", param="index.backend"
+        ) from None
+    token = os.environ.get(token_env, "") if token_env else ""
+    try:
+        return MilvusClient(uri=uri, token=token, timeout=30)
+    except MilvusException as e:
+        raise BioragError(
+            f"index.milvus_uri {mask_url(uri)} is not reachable ({e.message}): start the Milvus "
+            "server or fix index.milvus_uri",
+            param="index.milvus_uri",
+        ) from None
+
+
+class MilvusIndex:
+    """One index directory's collection in the Milvus server at ``uri``."""
+
+    def __init__(
+        self,
+        index_path: Path,
+        uri: str | None,
+        collection: str,
+        dim: int,
+        token_env: str | None = None,
+    ) -> None:
+        if not uri:
+            raise BioragError(
+                f"index {index_path} keeps its search in Milvus: set index.milvus_uri "
+                "(BIORAG_INDEX_MILVUS_URI) to the server's address",
+                param="index.milvus_uri",
+            )
+        self.path = Path(index_path)
+        self.uri = uri
+        self.collection = collection
+        self.dim = dim
+        self.client = _client(uri, token_env)
+
+    def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            return fn(*args, **kw)
+        except MilvusException as e:
+            raise BioragError(
+                f"Milvus at index.milvus_uri {mask_url(self.uri)} failed to {what} in collection "
+                f"{self.collection} ({e.message}); check the server, or rebuild the index's "
+                "collection with biorag index add",
+                param="index.milvus_uri",
+            ) from None
+
+    # -- the collection ------------------------------------------------------------------------
+
+    def ensure(self, bm25_k1: float = 0.9, bm25_b: float = 0.5) -> None:
+        """Create the collection (schema, HNSW and BM25 indexes) when missing, and load it."""
+        c = self.client
+        if self._call("look up", c.has_collection, self.collection):
+            fields = self._call("describe", c.describe_collection, self.collection)["fields"]
+            dims = [f["params"].get("dim") for f in fields if f["name"] == "dense"]
+            if dims and int(dims[0]) != self.dim:
+                raise BioragError(
+                    f"Milvus collection {self.collection} holds {dims[0]}-d vectors, the index "
+                    f"{self.dim}-d; drop the collection or build a new index"
+                )
+            self._call("load", c.load_collection, self.collection)
+            return
+        from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=128)
+        schema.add_field("doc_id", DataType.VARCHAR, max_length=128)
+        schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True)
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="text_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["text"],
+                output_field_names=["sparse"],
+            )
+        )
+        params = c.prepare_index_params()
+        params.add_index(field_name="dense", index_type="HNSW", metric_type="COSINE", params=HNSW)
+        params.add_index(
+            field_name="sparse",
+            index_type="SPARSE_INVERTED_INDEX",
+            metric_type="BM25",
+            params={"bm25_k1": bm25_k1, "bm25_b": bm25_b},
+        )
+        self._call(
+            "create", c.create_collection, self.collection, schema=schema, index_params=params
+        )
+
+    def drop(self) -> None:
+        if self._call("look up", self.client.has_collection, self.collection):
+            self._call("drop", self.client.drop_collection, self.collection)
+        (self.path / STATE_FILE).unlink(missing_ok=True)
+
+    def count(self) -> int:
+        rows = self._call(
+            "count", self.client.query, self.collection, filter="", output_fields=["count(*)"]
+        )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    # -- sending chunks ------------------------------------------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        path = self.path / STATE_FILE
+        if not path.is_file():
+            return {"collection": self.collection, "sent_seq": 0}
+        state = json.loads(path.read_text(encoding="utf-8"))
+        return state if state.get("collection") == self.collection else {"sent_seq": 0}
+
+    def _save_state(self, sent_seq: int) -> None:
+        write_json_atomic(
+            self.path / STATE_FILE, {"collection": self.collection, "sent_seq": sent_seq}
+        )
+
+    def push(self, store: Any, batch_size: int = 1000, bar: Any = None) -> int:
+        """Send the store's embedded chunks the collection has not had yet (resumable, no
+        duplicates); returns how many were sent."""
+        sent = 0
+        seq = int(self._state().get("sent_seq", 0))
+        while rows := store.chunk_rows_after(seq, batch_size):
+            data = [
+                {
+                    "chunk_id": cid,
+                    "doc_id": doc_id,
+                    "text": _fit(text),
+                    "dense": np.frombuffer(blob, dtype=np.float32).tolist(),
+                }
+                for _, cid, doc_id, text, blob in rows
+            ]
+            self._call("store chunks", self.client.upsert, self.collection, data)
+            seq = int(rows[-1][0])
+            self._save_state(seq)
+            sent += len(rows)
+            if bar is not None:
+                bar.update(len(rows))
+        if sent:
+            self._call("flush", self.client.flush, self.collection)
+        return sent
+
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        for i in range(0, len(doc_ids), 500):
+            part = doc_ids[i : i + 500]
+            self._call(
+                "delete",
+                self.client.delete,
+                self.collection,
+                filter=f"doc_id in {json.dumps(part)}",
+            )
+
+    def reconcile(self, store: Any) -> int:
+        """Delete rows whose chunk the store no longer has (a removal cut short between the
+        store and the server); returns how many."""
+        if self.count() <= store.count_chunks(with_vectors=True):
+            return 0
+        known = set(store.chunk_doc_ids())
+        stale: list[str] = []
+        it = self._call(
+            "list", self.client.query_iterator, self.collection, batch_size=5000,
+            filter="", output_fields=["chunk_id"],
+        )  # fmt: skip
+        while page := it.next():
+            stale.extend(r["chunk_id"] for r in page if r["chunk_id"] not in known)
+        it.close()
+        for i in range(0, len(stale), 1000):
+            self._call("delete", self.client.delete, self.collection, ids=stale[i : i + 1000])
+        return len(stale)
+
+    # -- searching -----------------------------------------------------------------------------
+
+    def rank(
+        self,
+        queries: list[str],
+        qvecs: np.ndarray | None,
+        depth: int,
+        retriever: str,
+        fusion: str = "score",
+        dense_weight: float = 0.5,
+        rrf_k: int = 60,
+    ) -> list[list[Hit]]:
+        """The top ``depth`` chunk ids of each query by ``retriever`` (bm25, dense or hybrid)."""
+        from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
+
+        c, out = self.client, []
+        dense_params = {"metric_type": "COSINE", "params": {"ef": max(64, depth)}}
+        for i, q in enumerate(queries):
+            vec = qvecs[i].astype(np.float32).tolist() if qvecs is not None else None
+            if retriever == "bm25":
+                res = self._call(
+                    "search", c.search, self.collection, data=[q], anns_field="sparse",
+                    limit=depth, search_params={"metric_type": "BM25"},
+                    output_fields=["chunk_id"],
+                )  # fmt: skip
+            elif retriever == "dense":
+                res = self._call(
+                    "search", c.search, self.collection, data=[vec], anns_field="dense",
+                    limit=depth, search_params=dense_params, output_fields=["chunk_id"],
+                )  # fmt: skip
+            else:
+                reqs = [
+                    AnnSearchRequest(data=[q], anns_field="sparse",
+                                     param={"metric_type": "BM25"}, limit=depth),
+                    AnnSearchRequest(data=[vec], anns_field="dense", param=dense_params,
+                                     limit=depth),
+                ]  # fmt: skip
+                ranker = (
+                    RRFRanker(rrf_k)
+                    if fusion == "rrf"
+                    else WeightedRanker(1 - dense_weight, dense_weight)
+                )
+                res = self._call(
+                    "search", c.hybrid_search, self.collection, reqs=reqs, ranker=ranker,
+                    limit=depth, output_fields=["chunk_id"],
+                )  # fmt: skip
+            # milvus-lite gives BM25 distances a negative sign; the order is best first anyway
+            out.append(
+                [Hit(id=str(h.id), score=abs(float(h.distance)), rank=r)
+                 for r, h in enumerate(res[0], start=1)]
+            )  # fmt: skip
+        return out
+
+
+def _fit(text: str) -> str:
+    """``text`` cut to Milvus's VARCHAR limit (bytes, not characters)."""
+    raw = text.encode("utf-8")
+    return text if len(raw) <= TEXT_MAX else raw[:TEXT_MAX].decode("utf-8", "ignore")
