@@ -92,14 +92,14 @@ def quality(uri: str, cache_dir: Path, out: dict[str, Any]) -> None:
             "milvus": Searcher(remote, emb, index=cfg),
         }
         for retriever in ("bm25", "dense", "hybrid"):
-            r: dict[str, Any] = {"dataset": ds, "retriever": retriever, "queries": len(qs.ids)}
+            r: dict[str, Any] = {"dataset": ds, "retriever": retriever, "queries": len(qs.qids)}
             for name, s in searchers.items():
                 t = time.perf_counter()
                 hits = s.search(qs.texts, k=10, retriever=retriever, level="doc")
                 secs = time.perf_counter() - t
                 run = {
                     q: [(p.source_id, p.score) for p in h]
-                    for q, h in zip(qs.ids, hits, strict=True)
+                    for q, h in zip(qs.qids, hits, strict=True)
                 }
                 m = evaluate_run(run, qs.qrels, ["R@10", "RR@10"])
                 r[name] = {"R@10": round(m["R@10"], 4), "MRR@10": round(m["RR@10"], 4),

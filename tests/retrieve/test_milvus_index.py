@@ -180,3 +180,22 @@ def test_the_cli_builds_and_reports_a_milvus_index(
     r = run(app, ["index", "stats", "--index", str(out)],
             env={"BIORAG_INDEX_MILVUS_URI": "http://127.0.0.1:1"})  # fmt: skip
     assert r.exit_code != 0 and "not reachable" in r.output and "Traceback" not in r.output
+
+
+def test_a_collection_lost_on_the_server_is_sent_again(
+    tmp_path: Path, corpus_file: Path, hash_embedder: HashEmbedder, milvus: IndexSettings
+) -> None:
+    path = tmp_path / "idx"
+    _build(path, corpus_file, hash_embedder, milvus)
+    with IndexDir(path, hash_embedder, index=milvus) as idx:
+        idx.milvus.client.drop_collection(idx.milvus.collection)  # a new server, say
+        idx.resume()
+        assert idx.milvus.count() == idx.store.count_chunks() == 4
+        # rows lost without the collection going: sent again too, without duplicates
+        idx.milvus.client.delete(idx.milvus.collection, filter='doc_id != ""')
+        idx.milvus.client.flush(idx.milvus.collection)
+        idx.resume()
+        assert idx.milvus.count() == 4
+    s = Searcher(path, hash_embedder, index=milvus)
+    assert s.search([QUERY], k=1, retriever="hybrid")[0][0].source_id == "1002"
+    s.close()

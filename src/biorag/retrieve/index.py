@@ -291,8 +291,7 @@ class IndexDir:
         if search_backend(self.manifest) == "milvus":
             bar = progress_bar(None, "sending to Milvus", unit="chunk")
             self.milvus.ensure(self.retrieval.bm25_k1, self.retrieval.bm25_b)
-            self.milvus.reconcile(self.store)
-            self.milvus.push(self.store, bar=bar)
+            self.milvus.sync(self.store, bar=bar)
             bar.close()
             return
         from biorag.retrieve.bm25 import BM25Index

@@ -109,8 +109,9 @@ class MilvusIndex:
 
     # -- the collection ------------------------------------------------------------------------
 
-    def ensure(self, bm25_k1: float = 0.9, bm25_b: float = 0.5) -> None:
-        """Create the collection (schema, HNSW and BM25 indexes) when missing, and load it."""
+    def ensure(self, bm25_k1: float = 0.9, bm25_b: float = 0.5) -> bool:
+        """Create the collection (schema, HNSW and BM25 indexes) when missing, and load it;
+        True when it was created (then nothing has been sent to it: the record is reset)."""
         c = self.client
         if self._call("look up", c.has_collection, self.collection):
             fields = self._call("describe", c.describe_collection, self.collection)["fields"]
@@ -121,7 +122,7 @@ class MilvusIndex:
                     f"{self.dim}-d; drop the collection or build a new index"
                 )
             self._call("load", c.load_collection, self.collection)
-            return
+            return False
         from pymilvus import DataType, Function, FunctionType, MilvusClient
 
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -149,6 +150,8 @@ class MilvusIndex:
         self._call(
             "create", c.create_collection, self.collection, schema=schema, index_params=params
         )
+        self._save_state(0)  # a new collection (another server, or one dropped) holds nothing
+        return True
 
     def drop(self) -> None:
         if self._call("look up", self.client.has_collection, self.collection):
@@ -174,6 +177,21 @@ class MilvusIndex:
         write_json_atomic(
             self.path / STATE_FILE, {"collection": self.collection, "sent_seq": sent_seq}
         )
+
+    def sync(self, store: Any, bar: Any = None) -> int:
+        """Make the collection hold exactly the store's embedded chunks: delete rows of chunks
+        gone from the store, send what it has not had, and send everything again when it holds
+        fewer rows than the store has chunks (a server that lost data); returns rows sent."""
+        self.reconcile(store)
+        sent = self.push(store, bar=bar)
+        if self.count() < store.count_chunks(with_vectors=True):
+            log.warning(
+                "Milvus collection %s holds fewer rows than the index has chunks; sending all",
+                self.collection,
+            )
+            self._save_state(0)
+            sent += self.push(store, bar=bar)
+        return sent
 
     def push(self, store: Any, batch_size: int = 1000, bar: Any = None) -> int:
         """Send the store's embedded chunks the collection has not had yet (resumable, no
