@@ -57,6 +57,10 @@ def test_search_matches_the_local_backend(
         assert b[0].corpus == "remote" and b[0].text == a[0].text
         if retriever == "dense":  # exact at this size: the same ranking
             assert [p.chunk_id for p in b] == [p.chunk_id for p in a]
+    # BM25 sees biorag's own terms (stemmed, stop words dropped) on every Milvus server
+    assert remote.search(["lowering cholesterols"], k=1, retriever="bm25")[0][0].source_id == "1002"
+    assert remote.search(["the of and"], k=2, retriever="bm25") == [[]]
+    assert len(remote.search(["the of and"], k=2, retriever="hybrid")[0]) == 2  # dense alone
     docs = remote.search([QUERY], k=2, retriever="hybrid", level="doc")[0]
     assert len({p.doc_id for p in docs}) == len(docs)
     local.close()
@@ -104,7 +108,7 @@ def test_an_interrupted_push_resumes_without_duplicates(
     def killed_after_one_batch(self, store, batch_size=1000, bar=None):  # type: ignore[no-untyped-def]
         rows = store.chunk_rows_after(int(self._state()["sent_seq"]), 2)
         self.client.upsert(self.collection, [
-            {"chunk_id": c, "doc_id": d, "text": t,
+            {"chunk_id": c, "doc_id": d, "terms": t,
              "dense": milvus_index.np.frombuffer(v, dtype="float32").tolist()}
             for _, c, d, t, v in rows
         ])  # fmt: skip

@@ -2,8 +2,11 @@
 
 ``index.backend = "milvus"`` keeps the corpus store (documents, chunks, vectors, build state) in
 the index directory as always, and sends every embedded chunk to a Milvus collection: its id,
-document id, text and vector. Milvus computes BM25 itself from the text (its BM25 function, a
-sparse inverted index) and searches dense vectors by HNSW; hybrid search fuses the two in the
+document id, vector, and its BM25 terms (``terms``: the text through biorag's own BM25
+tokenizer, lower-cased, stop words dropped, Snowball-stemmed, joined by spaces; queries go
+through the same tokenizer). Milvus computes BM25 itself from the terms (its BM25 function, a
+sparse inverted index), so every Milvus server sees the tokens the local backend sees whatever
+analyzers it has; it searches dense vectors by HNSW, and hybrid search fuses the two in the
 server (RRF, or weighted scores). One :class:`pymilvus.MilvusClient` talks to Milvus standalone,
 a cluster or milvus-lite in server mode alike.
 
@@ -14,9 +17,9 @@ a batch sent twice overwrites itself, so nothing is duplicated. Removed document
 document id; :meth:`MilvusIndex.reconcile` repairs a collection whose count no longer matches
 the store (a removal interrupted between the store and the server).
 
-Differences from the local backend, by Milvus's design: BM25's IDF is computed per segment and
-its tokenizer is Milvus's analyzer, so BM25 scores differ slightly from bm25s's; RRF takes no
-weights; weighted fusion normalizes each score with Milvus's arctan rule, not min-max.
+Differences from the local backend, by Milvus's design: BM25's IDF is computed per segment, so
+BM25 scores differ slightly from bm25s's; RRF takes no weights; weighted fusion normalizes each
+score with Milvus's arctan rule, not min-max.
 """
 
 from __future__ import annotations
@@ -93,6 +96,9 @@ class MilvusIndex:
         self.collection = collection
         self.dim = dim
         self.client = _client(uri, token_env)
+        from biorag.retrieve.bm25 import Tokenizer
+
+        self.tokenize = Tokenizer()
 
     def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
         from pymilvus.exceptions import MilvusException
@@ -128,14 +134,14 @@ class MilvusIndex:
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=128)
         schema.add_field("doc_id", DataType.VARCHAR, max_length=128)
-        schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True)
+        schema.add_field("terms", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True)
         schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
         schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
         schema.add_function(
             Function(
                 name="text_bm25",
                 function_type=FunctionType.BM25,
-                input_field_names=["text"],
+                input_field_names=["terms"],
                 output_field_names=["sparse"],
             )
         )
@@ -203,7 +209,7 @@ class MilvusIndex:
                 {
                     "chunk_id": cid,
                     "doc_id": doc_id,
-                    "text": _fit(text),
+                    "terms": _fit(" ".join(self.tokenize(text))),
                     "dense": np.frombuffer(blob, dtype=np.float32).tolist(),
                 }
                 for _, cid, doc_id, text, blob in rows
@@ -261,17 +267,23 @@ class MilvusIndex:
         """The top ``depth`` chunk ids of each query by ``retriever`` (bm25, dense or hybrid)."""
         from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
 
-        c, out = self.client, []
+        c = self.client
+        out: list[list[Hit]] = []
         dense_params = {"metric_type": "COSINE", "params": {"ef": max(64, depth)}}
-        for i, q in enumerate(queries):
+        for i, query in enumerate(queries):
             vec = qvecs[i].astype(np.float32).tolist() if qvecs is not None else None
-            if retriever == "bm25":
+            q = " ".join(self.tokenize(query))
+            if not q and retriever == "bm25":  # only stop words: nothing for BM25 to match
+                out.append([])
+                continue
+            how = retriever if q else "dense"  # hybrid of a stop-word-only query: dense alone
+            if how == "bm25":
                 res = self._call(
                     "search", c.search, self.collection, data=[q], anns_field="sparse",
                     limit=depth, search_params={"metric_type": "BM25"},
                     output_fields=["chunk_id"],
                 )  # fmt: skip
-            elif retriever == "dense":
+            elif how == "dense":
                 res = self._call(
                     "search", c.search, self.collection, data=[vec], anns_field="dense",
                     limit=depth, search_params=dense_params, output_fields=["chunk_id"],
