@@ -87,13 +87,17 @@ def quality(uri: str, cache_dir: Path, out: dict[str, Any]) -> None:
             pmids = {d["source_id"] for d in store.list_documents(0, 10**7)}
             store.close()
             qs = bioasq_queries(pmids, restrict=True)["test"]
+        server_fused = cfg.model_copy(update={"milvus_fusion": "server"})
         searchers = {
             "local": Searcher(local_path, emb),
-            "milvus": Searcher(remote, emb, index=cfg),
+            "milvus": Searcher(remote, emb, index=cfg),  # hybrid fused by biorag
+            "milvus_server_fusion": Searcher(remote, emb, index=server_fused),
         }
         for retriever in ("bm25", "dense", "hybrid"):
             r: dict[str, Any] = {"dataset": ds, "retriever": retriever, "queries": len(qs.qids)}
             for name, s in searchers.items():
+                if name == "milvus_server_fusion" and retriever != "hybrid":
+                    continue
                 t = time.perf_counter()
                 hits = s.search(qs.texts, k=10, retriever=retriever, level="doc")
                 secs = time.perf_counter() - t
@@ -105,6 +109,10 @@ def quality(uri: str, cache_dir: Path, out: dict[str, Any]) -> None:
                 r[name] = {"R@10": round(m["R@10"], 4), "MRR@10": round(m["RR@10"], 4),
                            "seconds": round(secs, 1)}  # fmt: skip
             r["delta_R@10"] = round(r["milvus"]["R@10"] - r["local"]["R@10"], 4)
+            if "milvus_server_fusion" in r:
+                r["delta_R@10_server_fusion"] = round(
+                    r["milvus_server_fusion"]["R@10"] - r["local"]["R@10"], 4
+                )
             r["chunks"], r["milvus_send_s"] = chunks, round(send_s, 1)
             out["quality"].append(r)
             log(json.dumps(r))

@@ -212,6 +212,12 @@ class IndexSettings(_Section):
         description="the Milvus server, e.g. http://127.0.0.1:19530 (standalone, a cluster, or "
         "milvus-lite in server mode); needed by backend milvus",
     )
+    milvus_fusion: Literal["client", "server"] = Field(
+        default="client",
+        description="hybrid search: client = Milvus's BM25 and dense lists fused by biorag "
+        "(retrieval.fusion, as the local backend); server = fused in Milvus (RRFRanker, or "
+        "WeightedRanker with Milvus's arctan score normalization)",
+    )
     milvus_token_env: str | None = Field(
         default=None,
         description="name of the environment variable holding the Milvus token (never the "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import DOCS, HashEmbedder
 
-from biorag.config import IndexSettings
+from biorag.config import IndexSettings, RetrievalSettings
 from biorag.corpus.loaders import load_corpus
 from biorag.corpus.models import Document
 from biorag.errors import BioragError
@@ -61,6 +61,13 @@ def test_search_matches_the_local_backend(
     assert remote.search(["lowering cholesterols"], k=1, retriever="bm25")[0][0].source_id == "1002"
     assert remote.search(["the of and"], k=2, retriever="bm25") == [[]]
     assert len(remote.search(["the of and"], k=2, retriever="hybrid")[0]) == 2  # dense alone
+    fused_there = milvus.model_copy(update={"milvus_fusion": "server"})
+    for fusion in ("score", "rrf"):
+        in_server = Searcher(
+            tmp_path / "remote", hash_embedder, RetrievalSettings(fusion=fusion), fused_there
+        )
+        assert in_server.search([QUERY], k=4, retriever="hybrid")[0][0].source_id == "1002"
+        in_server.close()
     docs = remote.search([QUERY], k=2, retriever="hybrid", level="doc")[0]
     assert len({p.doc_id for p in docs}) == len(docs)
     local.close()

@@ -263,13 +263,33 @@ class MilvusIndex:
         fusion: str = "score",
         dense_weight: float = 0.5,
         rrf_k: int = 60,
+        fuse_in: str = "client",
     ) -> list[list[Hit]]:
-        """The top ``depth`` chunk ids of each query by ``retriever`` (bm25, dense or hybrid)."""
+        """The top ``depth`` chunk ids of each query by ``retriever`` (bm25, dense or hybrid).
+        A hybrid is fused in the server (``fuse_in="server"``: RRFRanker, or WeightedRanker),
+        or here from the server's two lists as the local backend fuses
+        (:mod:`biorag.retrieve.fusion`)."""
         from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
+
+        if retriever == "hybrid" and fuse_in == "client":
+            from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
+
+            lex = self.rank(queries, None, depth, "bm25")
+            sem = self.rank(queries, qvecs, depth, "dense")
+            w = dense_weight
+            if fusion == "rrf":
+                return [
+                    reciprocal_rank_fusion([b, d], k=rrf_k, weights=[1 - w, w], limit=depth)
+                    for b, d in zip(lex, sem, strict=True)
+                ]
+            return [
+                convex_score_fusion([b, d], [1 - w, w], limit=depth)
+                for b, d in zip(lex, sem, strict=True)
+            ]
 
         c = self.client
         out: list[list[Hit]] = []
-        dense_params = {"metric_type": "COSINE", "params": {"ef": max(64, depth)}}
+        dense_params = {"metric_type": "COSINE", "params": {"ef": max(64, 2 * depth)}}
         for i, query in enumerate(queries):
             vec = qvecs[i].astype(np.float32).tolist() if qvecs is not None else None
             q = " ".join(self.tokenize(query))

@@ -69,10 +69,11 @@ class Searcher:
         ):
             self.store = CorpusStore(self.path / "corpus.sqlite")
         self.milvus: Any = None
+        cfg = index or IndexSettings()
+        self.milvus_fusion = cfg.milvus_fusion
         if search_backend(self.manifest) == "milvus":
             from biorag.retrieve.milvus_index import MilvusIndex
 
-            cfg = index or IndexSettings()
             self.milvus = MilvusIndex(
                 self.path,
                 cfg.milvus_uri,
@@ -113,8 +114,9 @@ class Searcher:
             qvecs = self.embedder.embed(queries) if retriever != "bm25" else None
             st = self.settings
             return self.milvus.rank(
-                queries, qvecs, depth, retriever, st.fusion, st.dense_weight, st.rrf_k
-            )
+                queries, qvecs, depth, retriever, st.fusion, st.dense_weight, st.rrf_k,
+                fuse_in=self.milvus_fusion,
+            )  # fmt: skip
         bm = self.bm25.search(queries, depth) if retriever in ("bm25", "hybrid") else None
         de = None
         if retriever in ("dense", "hybrid"):
