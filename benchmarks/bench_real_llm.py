@@ -138,7 +138,8 @@ def summarize(run: Path, methods: list[str]) -> dict[str, Any]:
         for p in rows:
             for stage, c in ((p.get("accounting") or {}).get("stages") or {}).items():
                 s = stages.setdefault(
-                    stage, {"calls": 0, "parse_failures": 0, "repetition_cuts": 0}
+                    stage,
+                    {"calls": 0, "parse_failures": 0, "repetition_cuts": 0, "loops_stopped": 0},
                 )
                 for k in s:
                     s[k] += int(c.get(k) or 0)
