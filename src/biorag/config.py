@@ -77,9 +77,10 @@ class LLMSettings(_Section):
     stop_loops: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="stream answers and close the stream when the model starts looping, so "
-        "the server stops generating: auto on llama.cpp, llama-cpp-python, vLLM and Ollama "
-        "(known to stop when the stream closes) and in process (backend hf); the loop is cut "
-        "afterwards either way",
+        "the server stops generating: auto on llama.cpp and vLLM (they stop when the stream "
+        "closes and count tokens as they go) and in process (backend hf); on: every server "
+        "(counts of a stream closed early are then estimated where the server gives none); "
+        "the loop is cut afterwards either way",
     )
     context_window: int | None = Field(
         default=None,

@@ -155,3 +155,27 @@ async def test_an_empty_stream_is_retried_as_unreadable(
     assert r.parsed == {"claims": []}
     assert llm.accounting.stage("claims").attempt_errors == 1
     await llm.aclose()
+
+
+async def test_vllm_is_watched_with_usage_in_every_chunk_and_llama_cpp_python_is_not(
+    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
+) -> None:
+    fake_openai.get_routes["/v1/models"] = {
+        "data": [{"id": "tiny", "owned_by": "vllm", "max_model_len": 4096}]
+    }
+    fake_openai.default = lambda body: (200, {}, _sse(_looping(), timings=False), 0.0)
+    vllm = llm_for()
+    await vllm.chat(req(stage="a", json_schema=SCHEMA))
+    await vllm.aclose()
+    sent = fake_openai.requests[-1]["body"]
+    assert sent["stream"] is True and sent["stream_options"]["continuous_usage_stats"] is True
+    # llama-cpp-python stops when the stream closes but counts only at the end: not under auto
+    fake_openai.get_routes["/v1/models"] = {"data": [{"id": "tiny", "owned_by": "me"}]}
+    fake_openai.post_routes["/extras/tokenize/count"] = lambda body: {"count": 5}
+    fake_openai.default = lambda body: (200, {}, completion('{"claims": []}', body), 0.0)
+    lcp = llm_for()
+    await lcp.chat(req(stage="b", json_schema=SCHEMA))
+    await lcp.aclose()
+    sent = fake_openai.requests[-1]["body"]
+    assert sent["response_format"]["type"] == "json_object"  # known as llama-cpp-python
+    assert "stream" not in sent

@@ -64,8 +64,11 @@ MESSAGE_OVERHEAD_TOKENS = 8
 
 #: What ``llm.stop_loops`` may say (see :meth:`OpenAIBackend.watches_loops`).
 STOP_LOOPS = ("auto", "on", "off")
-#: Server kinds known to stop generating when a streamed request's connection closes.
-_STOPS_ON_CLOSE = ("llama.cpp", "llama-cpp-python", "vllm", "ollama")
+#: Server kinds whose streams are watched under ``auto``: they stop generating when the stream
+#: closes and report exact token counts as they go (llama.cpp's per-token ``timings``, vLLM's
+#: continuous usage). llama-cpp-python and Ollama stop too but count only at the end, so a
+#: stream closed early would leave estimated counts: they are watched with ``on`` only.
+_WATCHED_KINDS = ("llama.cpp", "vllm")
 #: Answers shorter than this cannot loop long enough to be worth streaming.
 _WATCH_MIN_TOKENS = 64
 
@@ -363,13 +366,14 @@ class OpenAIBackend:
 
     def watches_loops(self, req: ChatRequest, kind: str) -> bool:
         """Whether ``req`` is streamed so a loop can be stopped at its onset
-        (:mod:`biorag.llm.streaming`): ``llm.stop_loops`` ``on``, or ``auto`` on a server known
-        to stop generating when the stream is closed; never for logprobs or short answers."""
+        (:mod:`biorag.llm.streaming`): ``llm.stop_loops`` ``on``, or ``auto`` on a server that
+        stops generating when the stream is closed and counts tokens as it goes (llama.cpp,
+        vLLM); never for logprobs or short answers."""
         if self.stop_loops == "off" or req.logprobs:
             return False
         if req.max_tokens is not None and req.max_tokens < _WATCH_MIN_TOKENS:
             return False
-        return self.stop_loops == "on" or kind in _STOPS_ON_CLOSE
+        return self.stop_loops == "on" or kind in _WATCHED_KINDS
 
     async def _send(self, req: ChatRequest, form: str, kind: str) -> ChatResponse:
         body = self._body(req, form, kind)

@@ -4,20 +4,22 @@ Two uses share one reader (:func:`read_stream`):
 
 * **the final answer on a terminal** (``biorag ask``): each piece is handed to a callback as it
   comes (:func:`stream_answers_to`, :func:`stream_chat`);
-* **stopping a loop at its onset** (``llm.stop_loops``): a small model that starts repeating the
-  same claim or JSON item would otherwise run to ``max_tokens`` before
+* **stopping a loop at its onset** (``llm.stop_loops``; by default on llama.cpp and vLLM, which
+  stop generating when the stream closes and count tokens as they go): a small model that
+  starts repeating the same claim or JSON item would otherwise run to ``max_tokens`` before
   :func:`~biorag.llm.repetition.cut_repetition` cuts the loop afterwards. Watched requests are
   streamed, the text is checked for a loop as it grows (:func:`~biorag.llm.repetition.find_loop`),
-  and on the first loop the connection is closed, which makes llama.cpp's servers and vLLM stop
-  generating. The response then ends ``finish_reason = "loop"``, and the usual cut keeps what
-  came before the loop.
+  and on the first loop the connection is closed, which makes the server stop generating. The
+  response then ends ``finish_reason = "loop"``, and the usual cut keeps what came before the
+  loop.
 
 The response is the same as a whole answer's: token counts come from the server's final
-``usage`` chunk, or, for a stream closed at a loop, from llama.cpp's per-token ``timings`` (the
-tokens the server had reported when the stream was closed; it may generate one or two more
-before it notices). A server without either gets the prompt counted by its tokenizer endpoint
-and one completion token per streamed piece, and the response says the counts are estimated.
-A server that ignores ``stream`` and answers whole is read as a whole answer.
+``usage`` chunk, or, for a stream closed at a loop, from llama.cpp's per-token ``timings`` or
+vLLM's per-chunk ``usage`` (the tokens the server had reported when the stream was closed; it
+may generate one or two more before it notices). A server with neither (watched under ``on``)
+gets the prompt counted by its tokenizer endpoint and one completion token per streamed piece,
+and the response says the counts are estimated. A server that ignores ``stream`` and answers
+whole is read as a whole answer.
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ async def read_stream(
     body = dict(body, stream=True, stream_options={"include_usage": True})
     if kind == "llama.cpp":
         body["timings_per_token"] = True  # exact counts even for a stream closed early
+    elif kind == "vllm":
+        body["stream_options"]["continuous_usage_stats"] = True  # usage in every chunk
     url = backend.base_url + "/chat/completions"
     timeout = httpx.Timeout(backend.read_timeout(req.max_tokens), connect=backend.connect_timeout_s)
     start = time.perf_counter()
