@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.llm.conftest import completion
@@ -158,7 +159,7 @@ async def test_an_empty_stream_is_retried_as_unreadable(
 
 
 async def test_vllm_is_watched_with_usage_in_every_chunk_and_llama_cpp_python_is_not(
-    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
+    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM], tmp_path: Path
 ) -> None:
     fake_openai.get_routes["/v1/models"] = {
         "data": [{"id": "tiny", "owned_by": "vllm", "max_model_len": 4096}]
@@ -173,6 +174,8 @@ async def test_vllm_is_watched_with_usage_in_every_chunk_and_llama_cpp_python_is
     fake_openai.get_routes["/v1/models"] = {"data": [{"id": "tiny", "owned_by": "me"}]}
     fake_openai.post_routes["/extras/tokenize/count"] = lambda body: {"count": 5}
     fake_openai.default = lambda body: (200, {}, completion('{"claims": []}', body), 0.0)
+    for remembered in tmp_path.rglob("llm_servers.json"):  # another server at the same URL
+        remembered.unlink()
     lcp = llm_for()
     await lcp.chat(req(stage="b", json_schema=SCHEMA))
     await lcp.aclose()
