@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.real_llm.servers import free_port
+from tests.real_llm.servers import die_with_parent, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "install-milvus-lite.sh"
@@ -48,6 +48,7 @@ class MilvusLite:
             [command, "server", "--host", "127.0.0.1", "--port", str(self.port),
              "--data-dir", str(data_dir)],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=die_with_parent,
         )  # fmt: skip
 
     def wait_ready(self) -> None:

@@ -37,6 +37,17 @@ def llama_server_binary() -> tuple[Path | None, str]:
     )
 
 
+def die_with_parent() -> None:
+    """``preexec_fn`` of a test server: it gets SIGTERM when the process that started it dies
+    (a killed pytest or benchmark leaves no server behind). Linux only; elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -86,7 +97,11 @@ class LlamaServer:
         self.log_path = log_path
         self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
-            cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
         )
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
@@ -176,7 +191,11 @@ class LlamaCppPythonServer(LlamaServer):
         self.log_path = log_path
         self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
-            self.cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            self.cmd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
         )
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
