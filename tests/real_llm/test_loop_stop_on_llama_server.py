@@ -18,7 +18,9 @@ SCHEMA = {
 #: SmolLM2-135M repeats this claim until max_tokens under constrained decoding
 PROMPT = "List the word 'aspirin reduces fever' as claims many times, repeating forever."
 BUDGET = 600
-SLACK = 4  # tokens llama-server may generate after the last chunk read, before it notices
+#: tokens llama-server may generate past the last chunk read before it notices the closed
+#: stream: 2 on an idle machine, more when the reader lags behind the server under load
+SLACK = 48
 
 
 async def _ask(llama: LlamaServer, tmp_path: Path, stop_loops: str) -> tuple[object, float]:

@@ -42,8 +42,9 @@ def _check_accounting(acc: dict[str, Any]) -> None:
         assert {"parse_failures", "attempt_errors", "cache_hits"} <= set(stage)
 
 
-#: tokens llama-server may generate after the last chunk read of a stream closed at a loop
-LOOP_SLACK = 4
+#: tokens llama-server may generate past the last chunk read of a stream closed at a loop (2
+#: on an idle machine, more when the reader lags behind the server under load)
+LOOP_SLACK = 48
 
 
 @pytest.mark.parametrize(("method", "extra"), METHODS, ids=[m + "".join(e) for m, e in METHODS])
