@@ -130,6 +130,20 @@ class LlamaServer:
                 out[m.group(1)] = float(m.group(2))
         return out
 
+    def settled_metrics(self, timeout_s: float = 15.0) -> dict[str, float]:
+        """:meth:`metrics` once the server has nothing in flight and its counters stop moving:
+        a stream closed early is counted when the server notices and releases the slot, which
+        can come after the client has its answer."""
+        deadline = time.monotonic() + timeout_s
+        last = self.metrics()
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            now = self.metrics()
+            if now.get("requests_processing", 0) == 0 and now == last:
+                return now
+            last = now
+        return last
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)

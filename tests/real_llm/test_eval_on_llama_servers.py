@@ -121,7 +121,7 @@ def test_eval_over_two_servers_survives_one_being_killed(
         assert acc["total"]["failures"] == 0
         # Every answered request was answered once: the surviving server generated no more
         # tokens than biorag counted in total, and biorag counted each answer once.
-        after = servers[1].metrics()
+        after = servers[1].settled_metrics()
         slack = 48 * acc["total"]["loops_stopped"]  # generated after a closed stream's last chunk
         assert 0 < after["tokens_predicted_total"] <= acc["total"]["completion_tokens"] + slack
         assert after["requests_processing"] == 0

@@ -38,7 +38,7 @@ async def _ask(llama: LlamaServer, tmp_path: Path, stop_loops: str) -> tuple[obj
     )
     llm = build_llm(settings)
     assert llm is not None
-    before = llama.metrics()["tokens_predicted_total"]
+    before = llama.settled_metrics()["tokens_predicted_total"]
     resp = await llm.chat(
         ChatRequest(
             messages=[{"role": "user", "content": PROMPT}],
@@ -49,7 +49,7 @@ async def _ask(llama: LlamaServer, tmp_path: Path, stop_loops: str) -> tuple[obj
         )
     )
     await llm.aclose()
-    generated = llama.metrics()["tokens_predicted_total"] - before
+    generated = llama.settled_metrics()["tokens_predicted_total"] - before
     return resp, generated
 
 

@@ -53,7 +53,7 @@ def test_every_method_answers_on_llama_server(
 ) -> None:
     q = demo_questions(1)[0]
     env = llm_env(llama.url, tmp_path / "home", BIORAG_LLM_CACHE="false")
-    before = llama.metrics()
+    before = llama.settled_metrics()
     r = biorag(
         [
             "ask",
@@ -76,7 +76,7 @@ def test_every_method_answers_on_llama_server(
     assert out["answer"] in OPTIONS, out
     acc = out["accounting"]
     _check_accounting(acc)
-    after = llama.metrics()
+    after = llama.settled_metrics()
     # Token counts are the server's own: what it generated equals what biorag counted, but for
     # a few tokens per stream closed at a loop, generated after the last counted chunk.
     generated = after["tokens_predicted_total"] - before["tokens_predicted_total"]
