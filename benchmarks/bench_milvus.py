@@ -134,23 +134,8 @@ class ArrayStore:
         ]
 
 
-def latencies(fn: Any, n: int, warmup: int = 5) -> dict[str, float]:
-    for i in range(min(warmup, n)):
-        fn(i)
-    ts = []
-    for i in range(n):
-        t = time.perf_counter()
-        fn(i)
-        ts.append(time.perf_counter() - t)
-    a = np.asarray(ts) * 1000
-    return {
-        "p50_ms": round(float(np.median(a)), 2),
-        "p95_ms": round(float(np.percentile(a, 95)), 2),
-    }
-
-
 def scale(uri: str, n: int, nq: int, pid: int | None, out: dict[str, Any]) -> None:
-    from bench_retrieval_speed import load_bioasq, random_unit, synthetic_texts
+    from bench_retrieval_speed import latencies, load_bioasq, random_unit, synthetic_texts
     from biorag.retrieve.bm25 import BM25Index
     from biorag.retrieve.dense import DenseIndex
     from biorag.retrieve.fusion import convex_score_fusion

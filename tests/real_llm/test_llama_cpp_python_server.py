@@ -10,7 +10,10 @@ the server and the model named:
 - the window it does not report is learned from its first refusal, and the question is answered
   with the lowest-ranked passages dropped (listed in the answer's trace);
 - a configured window too small for even one passage is one line naming ``llm.context_window``
-  (no traceback).
+  (no traceback);
+- with ``llm.stop_loops = "on"`` answers are streamed, the same as unstreamed, with estimated
+  counts that match its usage (SmolLM2 does not loop under this server's default repeat
+  penalty, so the closing of a looping stream is tested on llama-server and by fault injection).
 
 The server is built by ``scripts/build-llama-cpp-python.sh`` (4-10 min on 2 cores, once per
 machine); without it these tests skip and say why.
@@ -111,3 +114,44 @@ def test_a_window_too_small_for_one_passage_is_one_clear_line(
     assert "Traceback" not in r["stderr"]
     last = [x for x in r["stderr"].strip().splitlines() if x.strip()][-1]
     assert "too small for even one passage" in last and "llm.context_window" in last, last
+
+
+async def test_streamed_when_asked_with_counts_that_match_its_usage(
+    lcp: LlamaCppPythonServer, tmp_path: Path
+) -> None:
+    """``llm.stop_loops = "on"`` streams llama-cpp-python's answers too (``auto`` does not: its
+    stream carries no token counts). The streamed answer is the unstreamed one, and its
+    estimated completion count (one per streamed piece) equals the server's own usage."""
+    from biorag.config import Settings
+    from biorag.llm import ChatRequest, build_llm
+
+    schema = {
+        "type": "object",
+        "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+        "required": ["claims"],
+    }
+    question = demo_questions(1)[0]["question"]
+    out = {}
+    for mode in ("off", "on"):
+        llm = build_llm(
+            Settings.model_validate(
+                {
+                    "home": str(tmp_path / mode),
+                    "llm": {"backend": "openai", "base_url": lcp.url, "model": "smollm2-135m",
+                            "cache": False, "stop_loops": mode},
+                }
+            )
+        )  # fmt: skip
+        assert llm is not None
+        out[mode] = await llm.chat(
+            ChatRequest(
+                messages=[{"role": "user", "content": f"List the claims of: {question}"}],
+                json_schema=schema, max_tokens=300, temperature=0.0, stage="claims",
+            )
+        )  # fmt: skip
+        await llm.aclose()
+    off, on = out["off"], out["on"]
+    assert not off.tokens_estimated and on.tokens_estimated
+    assert on.text == off.text and on.parsed == off.parsed and on.parse_error is None
+    assert on.completion_tokens == off.completion_tokens > 0
+    assert on.prompt_tokens > 0

@@ -66,7 +66,9 @@ def test_search_matches_the_local_backend(
         in_server = Searcher(
             tmp_path / "remote", hash_embedder, RetrievalSettings(fusion=fusion), fused_there
         )
-        assert in_server.search([QUERY], k=4, retriever="hybrid")[0][0].source_id == "1002"
+        # both queries in one request; the stop-word-only one gets its dense list
+        top, stop_words = in_server.search([QUERY, "the of and"], k=4, retriever="hybrid")
+        assert top[0].source_id == "1002" and len(stop_words) == 4
         in_server.close()
     docs = remote.search([QUERY], k=2, retriever="hybrid", level="doc")[0]
     assert len({p.doc_id for p in docs}) == len(docs)
@@ -188,6 +190,17 @@ def test_the_cli_builds_and_reports_a_milvus_index(
                   "--out", str(trec)], env=env, catch_exceptions=False)  # fmt: skip
     assert r.exit_code == 0, r.output
     assert trec.read_text().splitlines()[0].split()[2] == "1002"
+    # the collection lost (another server, say): building again, as the search error says,
+    # sends it again without embedding anything
+    from pymilvus import MilvusClient
+
+    MilvusClient(uri=milvus_live).drop_collection(stats["search_backend"]["collection"])
+    r = run(app, ["index", "build", "--corpus", str(corpus_file), "--out", str(out), "--json"],
+            env=env, catch_exceptions=False)  # fmt: skip
+    assert r.exit_code == 0 and json.loads(r.stdout)["chunks_embedded"] == 0, r.output
+    r = run(app, ["index", "stats", "--index", str(out), "--json"], env=env,
+            catch_exceptions=False)  # fmt: skip
+    assert json.loads(r.stdout)["search_backend"]["rows"] == len(DOCS)
     r = run(app, ["index", "stats", "--index", str(out)],
             env={"BIORAG_INDEX_MILVUS_URI": "http://127.0.0.1:1"})  # fmt: skip
     assert r.exit_code != 0 and "not reachable" in r.output and "Traceback" not in r.output
@@ -200,6 +213,12 @@ def test_a_collection_lost_on_the_server_is_sent_again(
     _build(path, corpus_file, hash_embedder, milvus)
     with IndexDir(path, hash_embedder, index=milvus) as idx:
         idx.milvus.client.drop_collection(idx.milvus.collection)  # a new server, say
+        # searching writes nothing: one clear line, and no empty collection left behind
+        with pytest.raises(
+            BioragError, match=r"has no collection .*building the index from its corpus"
+        ):
+            Searcher(path, hash_embedder, index=milvus)
+        assert not idx.milvus.client.has_collection(idx.milvus.collection)
         idx.resume()
         assert idx.milvus.count() == idx.store.count_chunks() == 4
         # rows lost without the collection going: sent again too, without duplicates

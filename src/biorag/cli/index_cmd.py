@@ -117,17 +117,14 @@ def stats(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Counts, embedding model and build state of an index."""
-    from biorag.retrieve.index import index_stats
+    from biorag.retrieve.index import index_stats, read_manifest
 
     data = index_stats(index)
     backend = data["search_backend"]
     if backend.get("kind") == "milvus":
         from biorag.retrieve.milvus_index import MilvusIndex
 
-        s = STATE.settings()
-        milvus = MilvusIndex(
-            index, s.index.milvus_uri, backend["collection"], data["dim"], s.index.milvus_token_env
-        )
+        milvus = MilvusIndex.of_index(index, read_manifest(index), STATE.settings().index)
         data["search_backend"] = {**backend, "rows": milvus.count()}
     if as_json:
         emit_json(data)

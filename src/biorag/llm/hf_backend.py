@@ -38,6 +38,7 @@ from biorag.llm import model_size
 from biorag.llm.base import THINK_CLOSE, attach_parsed, with_schema_instruction
 from biorag.llm.hf_stopping import EarlyStop
 from biorag.llm.model_size import parameter_count
+from biorag.llm.repetition import WATCH_MIN_TOKENS
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
 from biorag.util.files import write_dir_atomically
 from biorag.util.fingerprint import model_fingerprint
@@ -309,7 +310,7 @@ class HFBackend:
                 if tok.pad_token_id is not None
                 else tok.eos_token_id,
             }
-            watch = self.stop_loops and (req.max_tokens or 512) >= 64
+            watch = self.stop_loops and (req.max_tokens or 512) >= WATCH_MIN_TOKENS
             early = EarlyStop(tok, n_prompt, list(req.stop or []), watch_loops=watch)
             if req.stop or watch:
                 gen_kwargs["stopping_criteria"] = early.criteria()

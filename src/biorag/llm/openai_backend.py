@@ -40,6 +40,7 @@ from biorag.llm.openai_errors import (
 )
 from biorag.llm.openai_errors import FormatRejected as _FormatRejected
 from biorag.llm.openai_errors import retry_after as _retry_after
+from biorag.llm.repetition import WATCH_MIN_TOKENS
 from biorag.llm.server_info import (
     LLAMA_CPP_PYTHON_COUNT,
     ServerInfo,
@@ -69,8 +70,6 @@ STOP_LOOPS = ("auto", "on", "off")
 #: continuous usage). llama-cpp-python and Ollama stop too but count only at the end, so a
 #: stream closed early would leave estimated counts: they are watched with ``on`` only.
 _WATCHED_KINDS = ("llama.cpp", "vllm")
-#: Answers shorter than this cannot loop long enough to be worth streaming.
-_WATCH_MIN_TOKENS = 64
 
 
 class OpenAIBackend:
@@ -303,21 +302,23 @@ class OpenAIBackend:
         try:
             async with self.slot():
                 return await self._client().post(url, json=body, timeout=timeout)
-        except httpx.ConnectError as e:
-            raise RetryableLLMError(
+        except httpx.TransportError as e:
+            raise self.transport_error(e, max_tokens) from None
+
+    def transport_error(self, e: httpx.TransportError, max_tokens: int | None) -> LLMError:
+        """The retryable error for a request (whole or streamed) that never got its answer."""
+        if isinstance(e, httpx.ConnectError):
+            return RetryableLLMError(
                 f"cannot connect to {self.where()} ({e}): start the server or fix llm.base_url",
                 unavailable=True,
-            ) from None
-        except httpx.TimeoutException as e:
-            raise RetryableLLMError(
+            )
+        if isinstance(e, httpx.TimeoutException):
+            return RetryableLLMError(
                 f"{self.where()} gave no answer within {self.read_timeout(max_tokens):.0f}s "
                 f"({type(e).__name__}; raise llm.timeout_s for a slow server)",
                 timeout=True,
-            ) from None
-        except httpx.TransportError as e:
-            raise RetryableLLMError(
-                f"{self.where()} connection failed: {type(e).__name__}: {e}"
-            ) from None
+            )
+        return RetryableLLMError(f"{self.where()} connection failed: {type(e).__name__}: {e}")
 
     def _check_status(self, r: httpx.Response, form: str) -> None:
         if r.status_code < 400:
@@ -371,7 +372,7 @@ class OpenAIBackend:
         vLLM); never for logprobs or short answers."""
         if self.stop_loops == "off" or req.logprobs:
             return False
-        if req.max_tokens is not None and req.max_tokens < _WATCH_MIN_TOKENS:
+        if req.max_tokens is not None and req.max_tokens < WATCH_MIN_TOKENS:
             return False
         return self.stop_loops == "on" or kind in _WATCHED_KINDS
 

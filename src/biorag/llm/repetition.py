@@ -28,6 +28,7 @@ __all__ = [
     "MIN_COPIES",
     "MIN_LINE_COPIES",
     "MIN_SPAN_TOKENS",
+    "WATCH_MIN_TOKENS",
     "Loop",
     "cut_repetition",
     "find_loop",
@@ -38,6 +39,9 @@ MIN_SPAN_TOKENS = 8
 MIN_LINE_COPIES = 4
 #: only the last this many tokens are searched (a loop long enough to matter ends there)
 MAX_TAIL_TOKENS = 6000
+#: answers with a smaller budget are not watched for a loop as they are generated (too short
+#: to loop for long; ``llm.stop_loops``)
+WATCH_MIN_TOKENS = 64
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

@@ -182,21 +182,8 @@ async def read_stream(
                     if find_loop(reader.text()) is not None:
                         looped = True
                         break  # leaving the block closes the connection: the server stops
-    except httpx.ConnectError as e:
-        raise RetryableLLMError(
-            f"cannot connect to {backend.where()} ({e}): start the server or fix llm.base_url",
-            unavailable=True,
-        ) from None
-    except httpx.TimeoutException:
-        raise RetryableLLMError(
-            f"{backend.where()} stopped sending the answer within "
-            f"{backend.read_timeout(req.max_tokens):.0f}s (raise llm.timeout_s for a slow server)",
-            timeout=True,
-        ) from None
     except httpx.TransportError as e:
-        raise RetryableLLMError(
-            f"{backend.where()} connection failed: {type(e).__name__}: {e}"
-        ) from None
+        raise backend.transport_error(e, req.max_tokens) from None
     if reader.chunks == 0:
         raise RetryableLLMError(f"{backend.where()} sent an empty or unreadable answer stream")
     return await _finish(backend, req, body, reader, looped, time.perf_counter() - start)

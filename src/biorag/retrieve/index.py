@@ -276,13 +276,7 @@ class IndexDir:
         if self._milvus is None:
             from biorag.retrieve.milvus_index import MilvusIndex
 
-            self._milvus = MilvusIndex(
-                self.path,
-                self.index_settings.milvus_uri,
-                self.manifest["search_backend"]["collection"],
-                int(self.manifest["dim"]),
-                self.index_settings.milvus_token_env,
-            )
+            self._milvus = MilvusIndex.of_index(self.path, self.manifest, self.index_settings)
         return self._milvus
 
     def rebuild_search_indexes(self) -> None:

@@ -45,6 +45,7 @@ STATE_FILE = "milvus.json"
 TEXT_MAX = 65535  # Milvus's VARCHAR limit (bytes)
 HNSW = {"M": 16, "efConstruction": 200}
 INSTALL = "pip install 'biorag[milvus]'"
+SEARCH_BATCH = 256  # queries per search request
 
 
 def collection_name(index_path: Path, name: str) -> str:
@@ -99,6 +100,18 @@ class MilvusIndex:
         from biorag.retrieve.bm25 import Tokenizer
 
         self.tokenize = Tokenizer()
+
+    @classmethod
+    def of_index(cls, path: Path, manifest: dict[str, Any], settings: Any) -> MilvusIndex:
+        """The collection of the index at ``path`` (its ``manifest``), on the server that
+        ``settings`` (:class:`~biorag.config.IndexSettings`) name."""
+        return cls(
+            Path(path),
+            settings.milvus_uri,
+            manifest["search_backend"]["collection"],
+            int(manifest["dim"]),
+            settings.milvus_token_env,
+        )
 
     def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
         from pymilvus.exceptions import MilvusException
@@ -158,6 +171,20 @@ class MilvusIndex:
         )
         self._save_state(0)  # a new collection (another server, or one dropped) holds nothing
         return True
+
+    def open(self) -> None:
+        """Load the collection for searching (nothing is created or reset: reading writes
+        nothing); a clear error when the server does not have it."""
+        if not self._call("look up", self.client.has_collection, self.collection):
+            raise BioragError(
+                f"Milvus at index.milvus_uri {mask_url(self.uri)} has no collection "
+                f"{self.collection} for index {self.path}: point index.milvus_uri at the server "
+                "the index was built on, or send it there again by building the index from its "
+                "corpus into the same directory (only the chunks are sent; nothing is embedded "
+                "again)",
+                param="index.milvus_uri",
+            )
+        self._call("load", self.client.load_collection, self.collection)
 
     def drop(self) -> None:
         if self._call("look up", self.client.has_collection, self.collection):
@@ -265,71 +292,94 @@ class MilvusIndex:
         rrf_k: int = 60,
         fuse_in: str = "client",
     ) -> list[list[Hit]]:
-        """The top ``depth`` chunk ids of each query by ``retriever`` (bm25, dense or hybrid).
-        A hybrid is fused in the server (``fuse_in="server"``: RRFRanker, or WeightedRanker),
-        or here from the server's two lists as the local backend fuses
-        (:mod:`biorag.retrieve.fusion`)."""
-        from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
+        """The top ``depth`` chunk ids of each query by ``retriever`` (bm25, dense or hybrid),
+        all queries in one request per list. A hybrid is fused here from the server's two lists
+        as the local backend fuses (:mod:`biorag.retrieve.fusion`), or in the server
+        (``fuse_in="server"``: RRFRanker, or WeightedRanker). A query of stop words only has no
+        BM25 list (its hybrid is its dense list)."""
+        from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 
-        if retriever == "hybrid" and fuse_in == "client":
-            from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
-
-            lex = self.rank(queries, None, depth, "bm25")
-            sem = self.rank(queries, qvecs, depth, "dense")
-            w = dense_weight
-            if fusion == "rrf":
-                return [
-                    reciprocal_rank_fusion([b, d], k=rrf_k, weights=[1 - w, w], limit=depth)
-                    for b, d in zip(lex, sem, strict=True)
-                ]
+        terms = [" ".join(self.tokenize(q)) for q in queries]
+        vecs = [v.astype(np.float32).tolist() for v in qvecs] if qvecs is not None else []
+        if retriever == "bm25":
+            return self._lists(terms, "sparse", depth)
+        if retriever == "dense":
+            return self._lists(vecs, "dense", depth)
+        if fuse_in == "server":
+            return self._fused_in_server(terms, vecs, depth, fusion, dense_weight, rrf_k)
+        lex, sem, w = (
+            self._lists(terms, "sparse", depth),
+            self._lists(vecs, "dense", depth),
+            dense_weight,
+        )
+        if fusion == "rrf":
             return [
-                convex_score_fusion([b, d], [1 - w, w], limit=depth)
+                reciprocal_rank_fusion([b, d], k=rrf_k, weights=[1 - w, w], limit=depth)
                 for b, d in zip(lex, sem, strict=True)
             ]
+        return [
+            convex_score_fusion([b, d], [1 - w, w], limit=depth)
+            for b, d in zip(lex, sem, strict=True)
+        ]
 
-        c = self.client
-        out: list[list[Hit]] = []
-        dense_params = {"metric_type": "COSINE", "params": {"ef": max(64, 2 * depth)}}
-        for i, query in enumerate(queries):
-            vec = qvecs[i].astype(np.float32).tolist() if qvecs is not None else None
-            q = " ".join(self.tokenize(query))
-            if not q and retriever == "bm25":  # only stop words: nothing for BM25 to match
-                out.append([])
-                continue
-            how = retriever if q else "dense"  # hybrid of a stop-word-only query: dense alone
-            if how == "bm25":
-                res = self._call(
-                    "search", c.search, self.collection, data=[q], anns_field="sparse",
-                    limit=depth, search_params={"metric_type": "BM25"},
-                    output_fields=["chunk_id"],
-                )  # fmt: skip
-            elif how == "dense":
-                res = self._call(
-                    "search", c.search, self.collection, data=[vec], anns_field="dense",
-                    limit=depth, search_params=dense_params, output_fields=["chunk_id"],
-                )  # fmt: skip
-            else:
-                reqs = [
-                    AnnSearchRequest(data=[q], anns_field="sparse",
-                                     param={"metric_type": "BM25"}, limit=depth),
-                    AnnSearchRequest(data=[vec], anns_field="dense", param=dense_params,
-                                     limit=depth),
-                ]  # fmt: skip
-                ranker = (
-                    RRFRanker(rrf_k)
-                    if fusion == "rrf"
-                    else WeightedRanker(1 - dense_weight, dense_weight)
-                )
-                res = self._call(
-                    "search", c.hybrid_search, self.collection, reqs=reqs, ranker=ranker,
-                    limit=depth, output_fields=["chunk_id"],
-                )  # fmt: skip
-            # milvus-lite gives BM25 distances a negative sign; the order is best first anyway
-            out.append(
-                [Hit(id=str(h.id), score=abs(float(h.distance)), rank=r)
-                 for r, h in enumerate(res[0], start=1)]
+    def _params(self, field: str, depth: int) -> dict[str, Any]:
+        if field == "sparse":
+            return {"metric_type": "BM25"}
+        return {"metric_type": "COSINE", "params": {"ef": max(64, 2 * depth)}}
+
+    def _lists(self, data: list[Any], field: str, depth: int) -> list[list[Hit]]:
+        """One search of ``field`` for every non-empty item of ``data``, in batches; an empty
+        item (a query without BM25 terms) gets an empty list."""
+        out: list[list[Hit]] = [[] for _ in data]
+        asked = [i for i, d in enumerate(data) if len(d)]
+        for start in range(0, len(asked), SEARCH_BATCH):
+            part = asked[start : start + SEARCH_BATCH]
+            res = self._call(
+                "search", self.client.search, self.collection, data=[data[i] for i in part],
+                anns_field=field, limit=depth, search_params=self._params(field, depth),
+                output_fields=["chunk_id"],
             )  # fmt: skip
+            for i, hits in zip(part, res, strict=True):
+                out[i] = _hits(hits)
         return out
+
+    def _fused_in_server(
+        self,
+        terms: list[str],
+        vecs: list[list[float]],
+        depth: int,
+        fusion: str,
+        dense_weight: float,
+        rrf_k: int,
+    ) -> list[list[Hit]]:
+        from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
+
+        ranker = (
+            RRFRanker(rrf_k) if fusion == "rrf" else WeightedRanker(1 - dense_weight, dense_weight)
+        )
+        both = [i for i, t in enumerate(terms) if t]
+        out = self._lists([v if not terms[i] else [] for i, v in enumerate(vecs)], "dense", depth)
+        for start in range(0, len(both), SEARCH_BATCH):
+            part = both[start : start + SEARCH_BATCH]
+            reqs = [
+                AnnSearchRequest(data=[terms[i] for i in part], anns_field="sparse",
+                                 param=self._params("sparse", depth), limit=depth),
+                AnnSearchRequest(data=[vecs[i] for i in part], anns_field="dense",
+                                 param=self._params("dense", depth), limit=depth),
+            ]  # fmt: skip
+            res = self._call(
+                "search", self.client.hybrid_search, self.collection, reqs=reqs, ranker=ranker,
+                limit=depth, output_fields=["chunk_id"],
+            )  # fmt: skip
+            for i, hits in zip(part, res, strict=True):
+                out[i] = _hits(hits)
+        return out
+
+
+def _hits(found: Any) -> list[Hit]:
+    """One query's results as hits, best first (milvus-lite gives BM25 distances a negative
+    sign; the order is best first anyway)."""
+    return [Hit(id=str(h.id), score=abs(float(h.distance)), rank=r) for r, h in enumerate(found, 1)]
 
 
 def _fit(text: str) -> str:

@@ -74,14 +74,8 @@ class Searcher:
         if search_backend(self.manifest) == "milvus":
             from biorag.retrieve.milvus_index import MilvusIndex
 
-            self.milvus = MilvusIndex(
-                self.path,
-                cfg.milvus_uri,
-                self.manifest["search_backend"]["collection"],
-                int(self.manifest["dim"]),
-                cfg.milvus_token_env,
-            )
-            self.milvus.ensure(self.settings.bm25_k1, self.settings.bm25_b)
+            self.milvus = MilvusIndex.of_index(self.path, self.manifest, cfg)
+            self.milvus.open()
             return
         self.bm25 = BM25Index.load(self.path / "bm25")
         self.dense = DenseIndex.load(self.path / "dense", expected_dim=self.manifest["dim"])
