@@ -27,15 +27,18 @@ def built(tmp_path_factory, request):
     return path
 
 
+SEG = "segments/s000001"
 FILES = [
     "corpus.sqlite",
-    "bm25/biorag_bm25.json",
-    "bm25/ids.json",
-    "bm25/vocab.index.json",
-    "bm25/data.csc.index.npy",
-    "dense/meta.json",
-    "dense/index.faiss",
-    "dense/ids.json",
+    "segments.json",
+    f"{SEG}/bm25_terms.json",
+    f"{SEG}/bm25_indptr.npy",
+    f"{SEG}/bm25_rows.npy",
+    f"{SEG}/bm25_tfs.npy",
+    f"{SEG}/bm25_lengths.npy",
+    f"{SEG}/dense/meta.json",
+    f"{SEG}/dense/index.faiss",
+    f"{SEG}/dense/ids.json",
 ]
 
 
@@ -56,5 +59,5 @@ def test_each_damaged_file_is_named(built, tmp_path, name, damage):
         finally:
             searcher.close()
     text = str(info.value)
-    named = name if name != "bm25/vocab.index.json" and not name.endswith(".npy") else "bm25"
+    named = SEG if name.endswith(".npy") else name
     assert named in text and "rebuild the index" in text and "\n" not in text

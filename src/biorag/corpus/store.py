@@ -259,5 +259,16 @@ class CorpusStore:
                 )
         return out
 
+    def chunks_of_documents(self, doc_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """``(chunk id, text)`` of every chunk of ``doc_ids``."""
+        out: list[tuple[str, str]] = []
+        for i in range(0, len(doc_ids), 500):
+            part = list(doc_ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            out += self.db.execute(
+                f"SELECT id, text FROM chunks WHERE doc_id IN ({marks}) ORDER BY seq", part
+            ).fetchall()
+        return out
+
     def chunk_doc_ids(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT id, doc_id FROM chunks"))

@@ -147,17 +147,62 @@ class DenseIndex:
             index.add(x)
         return cls(index, list(ids), kind, params)
 
-    def search(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
-        """Top ``k`` hits (cosine score) for each query vector (a 1-D vector is one query)."""
+    def extend(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Add rows after the existing ones (HNSW links them into its graph; IVF assigns them
+        to the lists it trained)."""
+        x = _normalized(vectors)
+        if len(ids) != x.shape[0]:
+            raise ValueError(f"{len(ids)} ids for {x.shape[0]} vectors")
+        if len(ids):
+            self._index.add(x)
+            self.ids.extend(ids)
+            self._ids_arr = np.asarray(self.ids, dtype=object)
+
+    def vectors(self) -> np.ndarray:
+        """Every row's (normalized) vector, in row order."""
+        if not self.n_docs:
+            return np.zeros((0, self.dim), np.float32)
+        return np.asarray(self._index.reconstruct_n(0, self.n_docs), dtype=np.float32)
+
+    def _params(self, exclude: np.ndarray | None) -> Any:
+        """FAISS search parameters skipping the rows in ``exclude`` (None: search every row)."""
+        if exclude is None or not exclude.size:
+            return None
+        import faiss as faiss_module
+
+        faiss: Any = faiss_module  # its stubs lack the keyword constructors used here
+        # the constructors keep references to the selectors they are given (FAISS's wrappers)
+        sel = faiss.IDSelectorNot(faiss.IDSelectorBatch(exclude.astype(np.int64)))
+        if self.kind == "hnsw":
+            return faiss.SearchParametersHNSW(sel=sel, efSearch=self.ef_search)
+        if self.kind == "ivf":
+            return faiss.SearchParametersIVF(sel=sel, nprobe=self.nprobe)
+        return faiss.SearchParameters(sel=sel)
+
+    def search_rows(
+        self, query_vectors: np.ndarray, k: int, exclude: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, rows)``, each queries x k' (k' <= k), of the best rows for each query
+        vector (a 1-D vector is one query); rows listed in ``exclude`` are never returned, and
+        a row of -1 marks no hit."""
         q = _normalized(query_vectors)
         if q.shape[1] != self.dim:
             raise IndexMismatchError(
                 f"query vectors have dimension {q.shape[1]} but the index was built with {self.dim}"
             )
-        k = min(k, self.n_docs)
+        n_excluded = 0 if exclude is None else int(exclude.size)
+        k = min(k, self.n_docs - n_excluded)
         if k <= 0 or q.shape[0] == 0:
-            return [[] for _ in range(q.shape[0])]
-        scores, rows = self._index.search(q, k)
+            return np.zeros((q.shape[0], 0), np.float32), np.zeros((q.shape[0], 0), np.int64)
+        scores, rows = self._index.search(q, k, params=self._params(exclude))
+        return scores, rows
+
+    def search(
+        self, query_vectors: np.ndarray, k: int, exclude: np.ndarray | None = None
+    ) -> list[list[Hit]]:
+        """Top ``k`` hits (cosine score) for each query vector (a 1-D vector is one query);
+        rows listed in ``exclude`` (deleted ones) are never returned."""
+        scores, rows = self.search_rows(query_vectors, k, exclude)
         out: list[list[Hit]] = []
         for srow, irow in zip(scores, rows, strict=True):
             keep = irow >= 0

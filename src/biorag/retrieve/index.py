@@ -4,12 +4,13 @@ Layout of ``DIR``::
 
     manifest.json     name, embedding model id and dimension, chunking settings, counts
     corpus.sqlite     documents, chunks, chunk vectors, per-document build state
-    bm25/             the bm25s index over every chunk
-    dense/            the FAISS index over every chunk vector
+    segments.json     the search segments and their deleted rows (biorag.retrieve.segments)
+    segments/NAME/    one segment: BM25 postings and a FAISS index of a batch of chunks
 
 ``add`` stores new documents (content-hash ids make re-adding a no-op), chunks the pending ones,
 embeds only chunks without a vector (committing every batch, so a killed build resumes where it
-stopped), then rebuilds the two search indexes and swaps them in atomically.
+stopped), then indexes the new chunks as one more segment (merging small ones), so an add costs
+what it adds; ``remove`` marks rows deleted.
 """
 
 from __future__ import annotations
@@ -223,21 +224,29 @@ class IndexDir:
         self._write_manifest()
         return report
 
-    def _count_long_chunks(self, texts: list[str]) -> None:
-        """Record how many of the index's chunks are longer than the local embedder reads, and
-        say so."""
+    def _count_long_chunks(self, texts: list[str], added: bool, removed: bool = False) -> None:
+        """Keep count of the index's chunks longer than the local embedder reads (``texts``:
+        every chunk, or those just ``added`` or ``removed``), and say so when they are many."""
         found = count_over_window(self.embedder, texts)
         if found is None:
             return
+        before = self.manifest.get("long_chunks") or {}
+        over = found["over_window"]
+        if (added or removed) and before.get("window") == found["window"]:
+            over = before.get("over_window", 0) + (-over if removed else over)
+        total = self.store.count_chunks()
         policy = long_chunk_policy(self.embedder.model_id).split(":")[0]
-        counted: dict[str, Any] = {**found, "chunks": len(texts), "embedded": policy}
+        counted: dict[str, Any] = {
+            "window": found["window"], "over_window": max(over, 0), "chunks": total,
+            "embedded": policy,
+        }  # fmt: skip
         self.manifest["long_chunks"] = counted
-        if counted["over_window"] > 0.1 * len(texts):
+        if texts and not removed and counted["over_window"] > 0.1 * total:
             log.warning(
                 "%d of %d chunks are longer than the embedding model reads (%d word pieces); "
                 "dense retrieval sees their start (BM25 reads them whole). Set "
                 "chunking.chunk_tokens = %d for chunks it reads whole",
-                counted["over_window"], len(texts), counted["window"], counted["window"],
+                counted["over_window"], total, counted["window"], counted["window"],
             )  # fmt: skip
 
     def _chunk_pending(self, batch_size: int) -> None:
@@ -280,36 +289,26 @@ class IndexDir:
         return self._milvus
 
     def rebuild_search_indexes(self) -> None:
-        """Bring the search indexes up to date with the store: the local ones rebuilt and
-        swapped in atomically; a Milvus collection sent only what it lacks."""
+        """Bring the search indexes up to date with the store: the local ones gain a segment of
+        what was added (:mod:`biorag.retrieve.segment_writer`); a Milvus collection is sent
+        only what it lacks."""
         if search_backend(self.manifest) == "milvus":
             bar = progress_bar(None, "sending to Milvus", unit="chunk")
             self.milvus.ensure(self.retrieval.bm25_k1, self.retrieval.bm25_b)
             self.milvus.sync(self.store, bar=bar)
             bar.close()
             return
-        from biorag.retrieve.bm25 import BM25Index
-        from biorag.retrieve.dense import DenseIndex
+        from biorag.retrieve.segment_writer import SegmentWriter
 
-        bar = progress_bar(2, "indexing", unit="index")
-        ids, texts = self.store.all_chunk_texts()
-        BM25Index.build(ids, texts, k1=self.retrieval.bm25_k1, b=self.retrieval.bm25_b).save(
-            self.path / "bm25"
-        )
-        bar.update(1)
-        self._count_long_chunks(texts)  # the same texts: after a build, an add or a removal
-        vids, vecs = self.store.all_vectors(self.manifest["dim"])
-        DenseIndex.build(
-            vids,
-            vecs,
-            kind=self.retrieval.dense_index,
-            hnsw_min_size=self.retrieval.hnsw_min_size,
-        ).save(self.path / "dense")
-        bar.update(1)
+        writer = SegmentWriter(self.path, int(self.manifest["dim"]), self.retrieval)
+        bar = progress_bar(None, "indexing", unit="chunk")
+        texts = writer.update(self.store, bar=bar)
         bar.close()
+        self._count_long_chunks(texts, added=not writer.rebuilt)
 
     def remove(self, keys: list[str]) -> BuildReport:
-        """Delete documents (by content id or source id) everywhere, then rebuild the indexes."""
+        """Delete documents (by content id or source id) from the store and the search
+        indexes (their rows marked deleted: no rebuild)."""
         report = BuildReport(index=str(self.path))
         ids: list[str] = []
         for key in keys:
@@ -320,11 +319,17 @@ class IndexDir:
                     "the index's stats list its counts"
                 )
             ids.extend(found)
+        gone = self.store.chunks_of_documents(ids)
         report.documents_removed = self.store.remove_documents(ids)
         if search_backend(self.manifest) == "milvus":
             self.milvus.delete_documents(ids)
         else:
-            self.rebuild_search_indexes()
+            from biorag.retrieve.segment_writer import SegmentWriter
+
+            writer = SegmentWriter(self.path, int(self.manifest["dim"]), self.retrieval)
+            writer.remove({cid for cid, _ in gone})
+            writer.update(self.store)  # reconciles what an earlier removal left half done
+            self._count_long_chunks([t for _, t in gone], added=False, removed=True)
         report.documents_total = self.store.count_documents()
         report.chunks_total = self.store.count_chunks()
         self._write_manifest()
@@ -342,6 +347,21 @@ class IndexDir:
 def search_backend(manifest: dict[str, Any]) -> str:
     """Where an index keeps its search structures: ``local`` (on disk) or ``milvus``."""
     return str((manifest.get("search_backend") or {}).get("kind", "local"))
+
+
+def _segment_stats(path: Path) -> dict[str, Any] | None:
+    """How a local index's search is split: segments, their rows, rows marked deleted."""
+    from biorag.retrieve.segments import read_state
+
+    state = read_state(path)
+    if state is None:
+        return None
+    segs = state["segments"]
+    return {
+        "count": len(segs),
+        "rows": [s["rows"] for s in segs],
+        "deleted_rows": sum(len(s["deleted"]) for s in segs),
+    }
 
 
 def index_stats(path: str | Path) -> dict[str, Any]:
@@ -364,6 +384,7 @@ def index_stats(path: str | Path) -> dict[str, Any]:
             "chunks_embedded": store.count_chunks(with_vectors=True),
             "complete": by_state.get("embedded", 0) == docs,
             "search_backend": manifest.get("search_backend") or {"kind": "local"},
+            "segments": _segment_stats(path),
             "long_chunks": {
                 **(manifest.get("long_chunks") or {}),
                 "policy": long_chunk_policy(manifest["embed_model"]),

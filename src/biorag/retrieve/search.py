@@ -45,6 +45,31 @@ class Passage:
         return asdict(self)
 
 
+def _open_local(path: Path, dim: int, settings: RetrievalSettings) -> tuple[Any, Any]:
+    """The BM25 and dense search of an index kept on disk: its segments, or the one BM25 and
+    one FAISS index of an index built before segments (until its next add or removal)."""
+    from biorag.retrieve.segments import (
+        SegmentedBM25,
+        SegmentedDense,
+        load_segments,
+        read_state,
+    )
+
+    state = read_state(path)
+    if state is None and (path / "bm25").is_dir():
+        from biorag.retrieve.bm25 import BM25Index
+        from biorag.retrieve.dense import DenseIndex
+
+        return BM25Index.load(path / "bm25"), DenseIndex.load(path / "dense", expected_dim=dim)
+    if state is None:
+        raise IndexMismatchError(
+            f"index {path} has no search segments ({path / 'segments.json'}): its build was "
+            "cut short; run biorag index build on it again to finish"
+        )
+    segments = load_segments(path, state, dim)
+    return SegmentedBM25(segments, settings.bm25_k1, settings.bm25_b), SegmentedDense(segments, dim)
+
+
 class Searcher:
     """Opens one index directory read-only and answers queries."""
 
@@ -55,9 +80,6 @@ class Searcher:
         settings: RetrievalSettings | None = None,
         index: IndexSettings | None = None,
     ):
-        from biorag.retrieve.bm25 import BM25Index
-        from biorag.retrieve.dense import DenseIndex
-
         self.path = Path(path)
         self.settings = settings or RetrievalSettings()
         self.manifest = read_manifest(self.path)
@@ -77,8 +99,7 @@ class Searcher:
             self.milvus = MilvusIndex.of_index(self.path, self.manifest, cfg)
             self.milvus.open()
             return
-        self.bm25 = BM25Index.load(self.path / "bm25")
-        self.dense = DenseIndex.load(self.path / "dense", expected_dim=self.manifest["dim"])
+        self.bm25, self.dense = _open_local(self.path, self.manifest["dim"], self.settings)
 
     @property
     def embedder(self) -> Any:
