@@ -181,6 +181,21 @@ def ensure_index(dataset: str, cache_dir: Path, embedder: Any) -> tuple[Path, di
     return path, timing
 
 
+def one_dense_index(path: Path, dim: int) -> Any:
+    """The FAISS index of an index directory built in one go: its one segment (or, built
+    before segments, its ``dense/``)."""
+    from biorag.retrieve.dense import DenseIndex
+    from biorag.retrieve.segments import load_segments, read_state
+
+    state = read_state(path)
+    if state is None:
+        return DenseIndex.load(path / "dense", expected_dim=dim)
+    segments = load_segments(path, state, dim)
+    if len(segments) != 1 or segments[0].deleted is not None:
+        raise RuntimeError(f"{path}: rows added or removed after its build; rebuild it")
+    return segments[0].dense
+
+
 def make_embedder(cache_dir: Path) -> Any:
     from biorag.config import EmbedSettings
     from biorag.embed.factory import build_embedder
@@ -254,10 +269,8 @@ class Corpus:
         }
         self._bm25_cache: dict[tuple, sp.csr_matrix] = {}
         self.centroids = self._centroids()
-        from biorag.retrieve.dense import DenseIndex
-
         # the index's own FAISS index, so dense rankings (and their near-ties) are the library's
-        self.faiss = DenseIndex.load(path / "dense", expected_dim=manifest["dim"])
+        self.faiss = one_dense_index(path, manifest["dim"])
         if self.faiss.ids != self.chunk_ids:
             raise RuntimeError(f"{path}: dense index ids out of order; rebuild")
 

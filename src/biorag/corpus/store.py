@@ -205,9 +205,15 @@ class CorpusStore:
                 "UPDATE chunks SET vector = ? WHERE seq = ?",
                 [(vectors[i].tobytes(), int(s)) for i, s in enumerate(seqs)],
             )
+            if not len(seqs):
+                return
+            # only the documents of this batch's chunks (a batch is a run of seqs): checking
+            # every chunked document on each batch made a 1M-chunk build quadratic
             self.db.execute(
-                "UPDATE documents SET state='embedded' WHERE state='chunked' AND NOT EXISTS"
-                " (SELECT 1 FROM chunks c WHERE c.doc_id = documents.id AND c.vector IS NULL)"
+                "UPDATE documents SET state='embedded' WHERE state='chunked' AND id IN"
+                " (SELECT doc_id FROM chunks WHERE seq BETWEEN ? AND ?) AND NOT EXISTS"
+                " (SELECT 1 FROM chunks c WHERE c.doc_id = documents.id AND c.vector IS NULL)",
+                (int(min(seqs)), int(max(seqs))),
             )
 
     def all_chunk_texts(self) -> tuple[list[str], list[str]]:
