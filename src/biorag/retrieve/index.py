@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biorag.config import ChunkingSettings, IndexSettings, RetrievalSettings
+from biorag.config import ChunkingSettings, EmbedSettings, IndexSettings, RetrievalSettings
 from biorag.corpus.audit import (
     DEFAULT_MAX_RECORD_CHARS,
     SKIPPED_FILE,
@@ -32,13 +32,17 @@ from biorag.corpus.models import Document, LoadReport
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import count_over_window, long_chunk_policy, mismatch_hint
 from biorag.errors import BioragError, IndexMismatchError
+from biorag.retrieve.manifest import (  # noqa: F401  (the index's names, re-exported)
+    FORMAT_VERSION,
+    MANIFEST,
+    index_stats,
+    read_manifest,
+    search_backend,
+)
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress, progress_bar
 
 log = logging.getLogger(__name__)
-
-FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 
 
 @dataclass
@@ -60,25 +64,11 @@ class BuildReport:
     # chunks longer than the local embedder reads, and how they were embedded
     long_chunks: dict[str, Any] = field(default_factory=dict)
     papers_without_fulltext: int = 0  # format paper_fulltexts: papers the index cannot hold
+    executor: dict[str, Any] = field(default_factory=dict)  # where embedding ran, per worker
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def read_manifest(path: Path) -> dict[str, Any]:
-    import json
-
-    mpath = Path(path) / MANIFEST
-    if not mpath.is_file():
-        raise BioragError(
-            f"{path} is not a biorag index (no {MANIFEST}); build one from a corpus first "
-            "(biorag index build, or IndexDir.add)"
-        )
-    try:
-        return json.loads(mpath.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise BioragError(f"{mpath} is not valid JSON ({e}); rebuild the index") from e
 
 
 class IndexDir:
@@ -92,9 +82,17 @@ class IndexDir:
         retrieval: RetrievalSettings | None = None,
         name: str | None = None,
         index: IndexSettings | None = None,
+        executor: Any = None,
+        embed_settings: EmbedSettings | None = None,
     ):
         self.path = Path(path)
         self.embedder = embedder
+        # a batch executor other than local embeds on its workers, each building the embedder
+        # from ``embed_settings``
+        self.executor = executor if getattr(executor, "kind", "local") != "local" else None
+        self.embed_settings = embed_settings
+        if self.executor is not None and embed_settings is None:
+            raise ValueError("an executor needs the embed settings its workers build from")
         self.retrieval = retrieval or RetrievalSettings()
         self.index_settings = index or IndexSettings()
         self._milvus: Any = None
@@ -213,7 +211,11 @@ class IndexDir:
         report.chunks_new = self.store.count_chunks() - chunks_before
         report.seconds["chunk"] = time.perf_counter() - t
         t = time.perf_counter()
-        report.chunks_embedded = self._embed_missing(batch_size)
+        if self.executor is not None:
+            report.chunks_embedded = self._embed_on_executor()
+            report.executor = self.executor.stats()
+        else:
+            report.chunks_embedded = self._embed_missing(batch_size)
         report.seconds["embed"] = time.perf_counter() - t
         t = time.perf_counter()
         self.rebuild_search_indexes()
@@ -276,6 +278,37 @@ class IndexDir:
             self.store.set_vectors([r[0] for r in rows], vecs)
             done += len(rows)
             bar.update(len(rows))
+        bar.close()
+        return done
+
+    def _embed_on_executor(self) -> int:
+        """Embed every chunk without a vector on the executor's workers; each batch of vectors
+        is committed as it comes back (a killed build resumes with what is still missing)."""
+        import numpy as np
+
+        from biorag.embed.worker import EmbedWorker
+
+        executor, settings = self.executor, self.embed_settings
+        assert executor is not None and settings is not None
+        rows = self.store.chunks_without_vectors(self.store.count_chunks(with_vectors=False))
+        if not rows:
+            return 0
+        bar = progress_bar(len(rows), f"embedding ({executor.kind})", unit="chunk")
+        args = (settings.model_dump(), self.embedder.model_id)
+        texts = [t for _, t in rows]
+        done = 0
+        for idx, vecs in executor.map_batches(
+            EmbedWorker, args, texts, executor.settings.batch_size
+        ):
+            vecs = np.asarray(vecs, dtype=np.float32)
+            if vecs.ndim != 2 or vecs.shape[1] != self.manifest["dim"]:
+                raise IndexMismatchError(
+                    f"the workers returned vectors of shape {vecs.shape}, the index holds "
+                    f"dimension {self.manifest['dim']}; give them the index's embedding model"
+                )
+            self.store.set_vectors([rows[i][0] for i in idx], vecs)
+            done += len(idx)
+            bar.update(len(idx))
         bar.close()
         return done
 
@@ -342,53 +375,3 @@ class IndexDir:
         }
         self.manifest["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         write_json_atomic(self.path / MANIFEST, self.manifest)
-
-
-def search_backend(manifest: dict[str, Any]) -> str:
-    """Where an index keeps its search structures: ``local`` (on disk) or ``milvus``."""
-    return str((manifest.get("search_backend") or {}).get("kind", "local"))
-
-
-def _segment_stats(path: Path) -> dict[str, Any] | None:
-    """How a local index's search is split: segments, their rows, rows marked deleted."""
-    from biorag.retrieve.segments import read_state
-
-    state = read_state(path)
-    if state is None:
-        return None
-    segs = state["segments"]
-    return {
-        "count": len(segs),
-        "rows": [s["rows"] for s in segs],
-        "deleted_rows": sum(len(s["deleted"]) for s in segs),
-    }
-
-
-def index_stats(path: str | Path) -> dict[str, Any]:
-    """Counts, embedding model and build state, read without loading any model."""
-    path = Path(path)
-    manifest = read_manifest(path)
-    store = CorpusStore(path / "corpus.sqlite")
-    try:
-        by_state = store.state_counts()
-        docs = store.count_documents()
-        return {
-            "index": str(path),
-            "name": manifest["name"],
-            "embed_model": manifest["embed_model"],
-            "dim": manifest["dim"],
-            "chunking": manifest["chunking"],
-            "documents": docs,
-            "documents_by_state": by_state,
-            "chunks": store.count_chunks(),
-            "chunks_embedded": store.count_chunks(with_vectors=True),
-            "complete": by_state.get("embedded", 0) == docs,
-            "search_backend": manifest.get("search_backend") or {"kind": "local"},
-            "segments": _segment_stats(path),
-            "long_chunks": {
-                **(manifest.get("long_chunks") or {}),
-                "policy": long_chunk_policy(manifest["embed_model"]),
-            },
-        }
-    finally:
-        store.close()
