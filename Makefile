@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # fetches it from the index.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: install demo test lint bench clean llama-server llama-cpp-python mpnet graph-server milvus-server
+.PHONY: install demo test lint bench clean llama-server llama-cpp-python mpnet graph-server milvus-server ray
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +54,12 @@ graph-server: $(STAMP)
 milvus-server:
 	@PYTHON=$(PYTHON) bash scripts/install-milvus-lite.sh >/dev/null || echo "milvus-lite could not be installed: the Milvus tests will skip" >&2
 
-test: $(STAMP) llama-server llama-cpp-python mpnet graph-server milvus-server
+# Ray Data (the `ray` extra) for --executor ray; the tests start a local head and two one-CPU
+# worker nodes on loopback (tests/ray_cluster.py). torch is already pinned to the CPU wheel.
+ray: $(STAMP)
+	@$(PY) -m pip install --quiet $(FIND_LINKS) -e '.[ray]' || echo "ray[data] could not be installed: the Ray tests will skip" >&2
+
+test: $(STAMP) llama-server llama-cpp-python mpnet graph-server milvus-server ray
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy src
 	$(PY) -m pytest -q

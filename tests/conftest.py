@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -177,3 +178,11 @@ def milvus_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from tests.milvus_server import milvus_uri
 
     yield from milvus_uri(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A local Ray head and two one-CPU worker nodes on loopback (tests/ray_cluster.py)."""
+    from tests.ray_cluster import ray_cluster as start
+
+    yield from start(tmp_path_factory)

@@ -232,6 +232,23 @@ class IndexSettings(_Section):
         return self
 
 
+class ExecutorSettings(_Section):
+    """Where embarrassingly parallel batch work runs (embedding an index's chunks): in this
+    process (``local``, the default) or on a Ray cluster (``ray``: Ray Data ``map_batches``
+    over an actor pool; the ``ray`` extra)."""
+
+    kind: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(
+        default=None,
+        description="the Ray cluster, e.g. 127.0.0.1:6379 (ray start --head); unset: a local "
+        "Ray started in this process",
+    )
+    ray_workers: int | None = Field(
+        default=None, ge=1, description="actors (one CPU each); unset: one per cluster CPU"
+    )
+    batch_size: int = Field(default=256, ge=1, description="items per batch sent to a worker")
+
+
 class AnswerSettings(_Section):
     extraction: Literal["json", "regex"] = Field(
         default="json",
@@ -288,6 +305,7 @@ class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
@@ -337,6 +355,7 @@ _SECTIONS = (
     "chunking",
     "retrieval",
     "index",
+    "executor",
     "answer",
     "judge",
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,38 @@ app = typer.Typer(help="Build and maintain an index directory.", no_args_is_help
 def _embedder() -> Any:
     """The configured embedder (an embedder holds nothing to close)."""
     return common.open_runtime().embedder
+
+
+EXECUTOR_HELP = "where chunks are embedded: local (this process) or ray (a Ray cluster)"
+RAY_ADDRESS_HELP = "the Ray cluster for --executor ray, e.g. 127.0.0.1:6379 (default: a local Ray)"
+
+
+@contextmanager
+def _open_index(
+    path: Path, executor: str | None, ray_address: str | None, **kw: Any
+) -> Iterator[Any]:
+    """The index directory, with the batch executor the settings and options name (closed
+    with it)."""
+    from biorag.executor import build_executor
+    from biorag.retrieve.index import IndexDir
+
+    s = STATE.settings()
+    ex = s.executor
+    if executor or ray_address:
+        if executor not in (None, "local", "ray"):
+            raise BioragError(f"--executor {executor!r}: choose local or ray", param="executor")
+        ex = ex.model_copy(
+            update={"kind": executor or "ray", "ray_address": ray_address or ex.ray_address}
+        )
+    runner = build_executor(ex)
+    try:
+        with IndexDir(
+            path, _embedder(), retrieval=s.retrieval, index=s.index, executor=runner,
+            embed_settings=s.embed, **kw,
+        ) as idx:  # fmt: skip
+            yield idx
+    finally:
+        runner.close()
 
 
 def _load(files: list[Path], fmt: str):
@@ -40,6 +74,9 @@ def _report(report, as_json: bool) -> None:
     )
     if data["documents_removed"]:
         typer.echo(f"removed {data['documents_removed']} documents")
+    for worker, st in (data.get("executor") or {}).get("workers", {}).items():
+        rate = st["rows"] / st["s"] if st["s"] else 0.0
+        typer.echo(f"embedded on {worker}: {st['rows']} chunks, {rate:.0f} chunks/s busy", err=True)
     if data.get("papers_without_fulltext"):
         typer.echo(
             f"{data['papers_without_fulltext']} papers have no full text (not in this index; "
@@ -65,14 +102,14 @@ def build(
         "paper_fulltexts (the last two: a paper collection's two IP-RAR levels)",
     ),
     name: str = typer.Option(None, "--name", help="corpus name (default: the folder name)"),
+    executor: str = typer.Option(None, "--executor", help=EXECUTOR_HELP),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Build an index (or finish an interrupted build) from corpus files."""
-    from biorag.retrieve.index import IndexDir
-
     s = STATE.settings()
     loaded = _load(corpus, fmt)  # a bad input fails before anything is written
-    with IndexDir(out, _embedder(), s.chunking, s.retrieval, name=name, index=s.index) as idx:
+    with _open_index(out, executor, ray_address, chunking=s.chunking, name=name) as idx:
         _report(idx.add(loaded, max_record_chars=s.corpus.max_record_chars), as_json)
 
 
@@ -82,15 +119,17 @@ def add(
     files: list[Path] = typer.Argument(..., help="corpus files or folders to add"),
     index: Path = typer.Option(..., "--index"),
     fmt: str = typer.Option("auto", "--format"),
+    executor: str = typer.Option(None, "--executor", help=EXECUTOR_HELP),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Add documents; only new chunks are embedded."""
-    from biorag.retrieve.index import IndexDir, read_manifest
+    from biorag.retrieve.index import read_manifest
 
     read_manifest(index)
     s = STATE.settings()
     loaded = _load(files, fmt)
-    with IndexDir(index, _embedder(), retrieval=s.retrieval, index=s.index) as idx:
+    with _open_index(index, executor, ray_address) as idx:
         _report(idx.add(loaded, max_record_chars=s.corpus.max_record_chars), as_json)
 
 
