@@ -164,10 +164,13 @@ class TermSegment:
                 f"{directory} holds BM25 segment format {meta.get('format')!r}, expected "
                 f"{FORMAT!r}; rebuild the index"
             )
+        arrays = []
+        for name in ("indptr", "rows", "tfs", "lengths"):
+            path = directory / f"bm25_{name}.npy"
+            with reading(path, f"a BM25 segment's {name}", REBUILD):
+                arrays.append(np.load(path))
+        indptr, rows, tfs, lengths = arrays
         with reading(directory, "a BM25 segment's postings", REBUILD):
-            indptr, rows, tfs, lengths = (
-                np.load(directory / f"bm25_{n}.npy") for n in ("indptr", "rows", "tfs", "lengths")
-            )
             if not (
                 indptr.shape[0] == len(meta["terms"]) + 1
                 and int(indptr[-1]) == rows.shape[0] == tfs.shape[0]
