@@ -53,8 +53,8 @@ def _probe(address: str | None) -> None:
             pass
     except (OSError, ValueError) as e:
         raise BioragError(
-            f"cannot reach the Ray cluster at {address!r} ({e}); start it (ray start --head "
-            "--port PORT) or fix executor.ray_address",
+            f"cannot reach the Ray cluster at {address!r} ({e}); start the Ray head node "
+            "there, or fix executor.ray_address",
             param="executor.ray_address",
         ) from None
 
@@ -103,7 +103,7 @@ class RayExecutor:
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise BioragError(
                 f"cannot reach the Ray cluster at {address!r} ({' '.join(str(e).split())[:200]});"
-                " start it (ray start --head) or fix executor.ray_address",
+                " start the Ray head node there, or fix executor.ray_address",
                 param="executor.ray_address",
             ) from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
