@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from tests.real_llm.servers import die_with_parent
 
-START_TIMEOUT = 90.0
+START_TIMEOUT = 240.0  # a loaded 2-core machine: each `ray status` alone takes seconds
 STORE_BYTES = 200 * 1024 * 1024
 
 
@@ -54,11 +54,15 @@ class RayCluster:
     """The head and ``workers`` one-CPU nodes; ``address`` is the head's GCS."""
 
     def __init__(self, ray: str, tmp: Path, workers: int = 2) -> None:
+        import random
+
+        self._worker_ranges = random.sample(range(20000, 26000, 1000), workers + 1)
         self.port = _port_below_ephemeral()
         self.address = f"127.0.0.1:{self.port}"
         self.log_path = tmp / "ray-nodes.log"
         self._log = open(self.log_path, "ab")  # noqa: SIM115
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0",
+               "RAY_AUTH_MODE": "disabled"}  # fmt: skip
         common = ["--node-ip-address=127.0.0.1", "--block", "--disable-usage-stats",
                   f"--object-store-memory={STORE_BYTES}"]  # fmt: skip
         head = [ray, "start", "--head", f"--port={self.port}", "--num-cpus=0",
@@ -74,12 +78,12 @@ class RayCluster:
             self.wait_ready(nodes=1 + w)
         self.wait_ready(nodes=1 + workers)
 
-    @staticmethod
-    def _ports(node: int) -> list[str]:
-        """Every port a node binds, its own: nodes on one host must not share any."""
+    def _ports(self, node: int) -> list[str]:
+        """Every port a node binds, its own: nodes on one host (and another test session's
+        cluster beside this one) must not share any."""
         names = ("node-manager", "object-manager", "metrics-export", "dashboard-agent-grpc",
                  "dashboard-agent-listen", "runtime-env-agent")  # fmt: skip
-        low = 20000 + 2000 * node
+        low = self._worker_ranges[node]
         return [f"--{n}-port={_port_below_ephemeral()}" for n in names] + [
             f"--min-worker-port={low}",
             f"--max-worker-port={low + 999}",
@@ -127,8 +131,17 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
     if ray is None:
         print(f"\nRay tests skipped: {why}", file=sys.stderr)
         pytest.skip(why)
+    # Ray 2.5x turns token authentication on for a head started where ~/.ray/auth_token exists
+    # (any earlier local Ray writes one), and its clients then need the token: this loopback
+    # test cluster, its driver and the CLI it runs opt out.
+    before = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     cluster = RayCluster(ray, tmp_path_factory.mktemp("ray"))
     try:
         yield cluster
     finally:
         cluster.stop()
+        if before is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = before

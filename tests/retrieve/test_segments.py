@@ -255,3 +255,71 @@ def test_hnsw_segments_grow_by_adding_to_their_graph(tmp_path):
     top = s.search([docs[30].text], k=1, retriever="dense")[0][0]
     assert top.doc_id == docs[30].id or top.score > 0.999
     s.close()
+
+
+@pytest.mark.parametrize("damaged", ["segments/s000001/bm25_rows.npy", "segments.json"])
+def test_a_damaged_index_is_rebuilt_by_the_next_add(tmp_path, damaged):
+    from biorag.errors import DamagedFileError
+
+    docs = corpus(30)
+    path = tmp_path / "i"
+    with IndexDir(path, HashEmbedder()) as idx:
+        idx.add(docs)
+    want = rankings(path)
+    (path / damaged).write_bytes(b"\x00junk\xff" * 8)
+    with pytest.raises(DamagedFileError):
+        rankings(path)
+    with IndexDir(path, HashEmbedder()) as idx:  # what the error advises
+        idx.add([])
+    assert rankings(path) == want
+
+
+def test_a_second_writer_waits_for_the_first(tmp_path):
+    import threading
+
+    from biorag.retrieve.segment_writer import write_lock
+
+    path = tmp_path / "i"
+    order: list[str] = []
+    with write_lock(path):
+        t = threading.Thread(target=lambda: IndexDir(path, HashEmbedder()).add(corpus(5)))
+        t.start()
+        t.join(timeout=1.0)
+        assert t.is_alive()  # blocked on the lock
+        order.append("first done")
+    t.join(timeout=30)
+    assert not t.is_alive() and order == ["first done"]
+    assert sum(s["rows"] for s in state(path)["segments"]) == 5
+
+
+def test_a_chunk_removed_halfway_then_added_again_keeps_its_newest_row(tmp_path):
+    docs = corpus(20)
+    path = tmp_path / "i"
+    with IndexDir(path, HashEmbedder()) as idx:
+        idx.add(docs)
+        idx.store.remove_documents([docs[4].id])  # a removal cut short before the segments
+        idx.add([docs[4]])  # added again: a new row beside the stale one, then reconciled
+    segs = state(path)["segments"]
+    assert sum(s["rows"] - len(s["deleted"]) for s in segs) == 20
+    s = Searcher(path, HashEmbedder())
+    hits = s.search([docs[4].text], 20, "bm25")[0]
+    assert [p.doc_id for p in hits].count(docs[4].id) == 1
+    s.close()
+    first_ids = json.loads((path / "segments" / segs[0]["name"] / "dense" / "ids.json").read_text())
+    stale = [r for r, c in enumerate(first_ids) if c.startswith(docs[4].id)]
+    assert stale and set(stale) <= set(segs[0]["deleted"])
+
+
+def test_ivf_segments_are_built_for_their_merged_size(tmp_path):
+    from biorag.retrieve.dense import ivf_params
+
+    docs = corpus(400)
+    path = tmp_path / "i"
+    ivf = RetrievalSettings(dense_index="ivf")
+    with IndexDir(path, HashEmbedder(), retrieval=ivf) as idx:
+        for a in range(0, 400, 100):
+            idx.add(docs[a : a + 100])
+    segs = state(path)["segments"]
+    assert len(segs) == 1 and segs[0]["rows"] == 400
+    meta = json.loads((path / "segments" / segs[0]["name"] / "dense" / "meta.json").read_text())
+    assert meta["params"]["nlist"] == ivf_params(400)[0]

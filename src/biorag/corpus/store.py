@@ -280,5 +280,9 @@ class CorpusStore:
             ).fetchall()
         return out
 
+    def embedded_chunk_ids(self) -> list[str]:
+        """Ids of the chunks that have a vector."""
+        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE vector IS NOT NULL")]
+
     def chunk_doc_ids(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT id, doc_id FROM chunks"))

@@ -92,6 +92,7 @@ class RayExecutor:
         self.settings = settings
         address = settings.ray_address
         _probe(address)
+        self._owns_ray = not ray.is_initialized()
         try:
             ray.init(
                 address=address,
@@ -106,8 +107,15 @@ class RayExecutor:
                 " start the Ray head node there, or fix executor.ray_address",
                 param="executor.ray_address",
             ) from None
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        self.workers = settings.ray_workers or max(1, cpus)
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if cpus < 1:
+            self.close()
+            raise BioragError(
+                f"the Ray cluster at {address!r} offers no CPU (no worker node has joined?); "
+                "start worker nodes, or fix executor.ray_address",
+                param="executor.ray_address",
+            )
+        self.workers = settings.ray_workers or cpus
         self._stats: dict[str, dict[str, float]] = {}
         log.info("Ray cluster: %d CPUs, %d workers", cpus, self.workers)
 
@@ -121,7 +129,7 @@ class RayExecutor:
         ctx = ray.data.DataContext.get_current()
         ctx.execution_options.preserve_order = True
         ctx.enable_progress_bars = False
-        blocks = max(1, min(-(-len(items) // batch_size), 4 * self.workers))
+        blocks = max(1, -(-len(items) // batch_size))  # one block per batch: committed alone
         ds = ray.data.from_items(
             [{"i": i, "item": x} for i, x in enumerate(items)], override_num_blocks=blocks
         )
@@ -133,7 +141,23 @@ class RayExecutor:
             batch_size=batch_size,
             batch_format="numpy",
         )
-        for b in out.iter_batches(batch_size=None, batch_format="numpy"):
+        batches: Iterator[Any] = iter(out.iter_batches(batch_size=None, batch_format="numpy"))
+        while True:
+            try:
+                b = next(batches)
+            except StopIteration:
+                return
+            except ray.exceptions.RayError as e:
+                cause = " ".join(str(e).split())[-300:]
+                raise BioragError(
+                    f"a Ray worker failed ({type(e).__name__}: ...{cause}); check that every "
+                    "node has biorag and its models installed, and executor.ray_address",
+                    param="executor.ray_address",
+                ) from None
+            if len(b["out"]) != len(b["i"]):
+                raise BioragError(
+                    f"a Ray worker returned {len(b['out'])} results for {len(b['i'])} items"
+                )
             for actor, secs in zip(b["actor"], b["secs"], strict=True):
                 st = self._stats.setdefault(str(actor), {"rows": 0, "s": 0.0})
                 st["rows"] += 1
@@ -145,6 +169,9 @@ class RayExecutor:
         return {"kind": self.kind, "workers": self._stats}
 
     def close(self) -> None:
+        """Disconnect (and stop a Ray this executor started); a Ray the caller had already
+        started is left running."""
         import ray
 
-        ray.shutdown()
+        if self._owns_ray:
+            ray.shutdown()

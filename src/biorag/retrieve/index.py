@@ -113,7 +113,7 @@ class IndexDir:
         else:
             if (
                 self.path.exists()
-                and any(self.path.iterdir())
+                and any(p.name != ".write.lock" for p in self.path.iterdir())
                 and not (self.path / "corpus.sqlite").exists()
             ):
                 raise BioragError(
@@ -181,6 +181,14 @@ class IndexDir:
         A :class:`LoadReport` is audited first (:mod:`biorag.corpus.audit`): records over
         ``max_record_chars`` are refused, repeated records kept once, and every skipped record
         of this load is written to ``skipped.jsonl`` in the index directory."""
+        from biorag.retrieve.segment_writer import write_lock
+
+        with write_lock(self.path):
+            return self._add(loaded, batch_size, max_record_chars)
+
+    def _add(
+        self, loaded: LoadReport | list[Document], batch_size: int, max_record_chars: int
+    ) -> BuildReport:
         report = BuildReport(index=str(self.path))
         t0 = time.perf_counter()
         if isinstance(loaded, LoadReport):
@@ -342,6 +350,12 @@ class IndexDir:
     def remove(self, keys: list[str]) -> BuildReport:
         """Delete documents (by content id or source id) from the store and the search
         indexes (their rows marked deleted: no rebuild)."""
+        from biorag.retrieve.segment_writer import write_lock
+
+        with write_lock(self.path):
+            return self._remove(keys)
+
+    def _remove(self, keys: list[str]) -> BuildReport:
         report = BuildReport(index=str(self.path))
         ids: list[str] = []
         for key in keys:

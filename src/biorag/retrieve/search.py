@@ -14,7 +14,7 @@ from typing import Any, Literal
 from biorag.config import IndexSettings, RetrievalSettings
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import mismatch_hint
-from biorag.errors import REBUILD_INDEX, BioragError, IndexMismatchError, reading
+from biorag.errors import REBUILD_INDEX, BioragError, DamagedFileError, IndexMismatchError, reading
 from biorag.retrieve.index import read_manifest, search_backend
 
 Retriever = Literal["bm25", "dense", "hybrid"]
@@ -66,7 +66,16 @@ def _open_local(path: Path, dim: int, settings: RetrievalSettings) -> tuple[Any,
             f"index {path} has no search segments ({path / 'segments.json'}): its build was "
             "cut short; run biorag index build on it again to finish"
         )
-    segments = load_segments(path, state, dim)
+    for attempt in range(3):
+        try:
+            segments = load_segments(path, state, dim)
+            break
+        except (DamagedFileError, IndexMismatchError):
+            # an add or a removal may have replaced the segments while they were read
+            newer = read_state(path)
+            if attempt == 2 or newer == state or newer is None:
+                raise
+            state = newer
     return SegmentedBM25(segments, settings.bm25_k1, settings.bm25_b), SegmentedDense(segments, dim)
 
 

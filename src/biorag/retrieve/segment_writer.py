@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from biorag.config import RetrievalSettings
 from biorag.errors import REBUILD_INDEX as REBUILD
-from biorag.errors import reading
+from biorag.errors import DamagedFileError, IndexMismatchError, reading
 from biorag.retrieve.bm25_terms import TermSegment
 from biorag.retrieve.dense import DenseIndex
 from biorag.retrieve.segments import (
@@ -49,6 +51,25 @@ MAX_SEGMENTS = 16
 COMPACT_SHARE = 0.25
 LEGACY_DIRS = ("bm25", "dense")
 READ_BATCH = 4096
+
+
+@contextmanager
+def write_lock(path: Path) -> Iterator[None]:
+    """Hold ``DIR/.write.lock`` (an exclusive ``flock``) while an index is written: a second
+    writer (a CLI add beside a service job) waits instead of overwriting the first's segments."""
+    import fcntl
+
+    path.mkdir(parents=True, exist_ok=True)
+    with open(path / ".write.lock", "a+b") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("index %s is being written by another process; waiting for it", path)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def merge_start(sizes: list[int]) -> int | None:
@@ -72,11 +93,16 @@ class SegmentWriter:
         self.path = Path(path)
         self.dim = dim
         self.settings = settings
-        self.legacy = read_state(self.path) is None and any(
-            (self.path / d).exists() for d in LEGACY_DIRS
-        )
         self.rebuilt = False  # set by update when every chunk was indexed anew
-        self.state: dict[str, Any] = read_state(self.path) or {
+        self._replace_all = False  # the next segment replaces every other one (a rebuild)
+        try:
+            state = read_state(self.path)
+        except (DamagedFileError, IndexMismatchError) as e:
+            log.warning("%s; rebuilding the index's search segments", e)
+            state = None
+            self._replace_all = True
+        self.legacy = state is None and any((self.path / d).exists() for d in LEGACY_DIRS)
+        self.state: dict[str, Any] = state or {
             "format": FORMAT,
             "indexed_seq": 0,
             "next": 1,
@@ -96,6 +122,9 @@ class SegmentWriter:
 
     def _collect_garbage(self) -> None:
         """Delete segment directories the committed state does not name (a killed step's)."""
+        if (self.path / STATE).exists() and not self.legacy:
+            for legacy in LEGACY_DIRS:  # a migration killed after its commit
+                shutil.rmtree(self.path / legacy, ignore_errors=True)
         root = self.path / SEGMENTS_DIR
         keep = {s["name"] for s in self.state["segments"]}
         if root.is_dir():
@@ -145,7 +174,9 @@ class SegmentWriter:
         """Index what the store holds beyond ``indexed_seq``, merge, reconcile; returns the
         texts of the chunks indexed (``rebuilt``: all of the store's)."""
         self._collect_garbage()
-        self.rebuilt = not self.state["segments"]
+        if self._damaged():
+            self._start_rebuild()
+        self.rebuilt = not self.state["segments"] or self._replace_all
         texts = self._add_new(store, bar)
         self._merge_tail()
         if self.reconcile(store):
@@ -155,6 +186,40 @@ class SegmentWriter:
         if self.legacy or not (self.path / STATE).exists():
             self._commit()  # an empty index, or a legacy one with nothing left to move
         return texts
+
+    def _damaged(self) -> list[str]:
+        """Segments listed but unreadable (missing or damaged files), checked cheaply: every
+        array's header and size, the JSON files, the FAISS file's presence."""
+        bad = []
+        for info in self.state["segments"]:
+            d = self._dir(info["name"])
+            try:
+                terms = json.loads((d / "bm25_terms.json").read_text(encoding="utf-8"))
+                lengths = np.load(d / "bm25_lengths.npy", mmap_mode="r")
+                for name in ("indptr", "rows", "tfs"):
+                    np.load(d / f"bm25_{name}.npy", mmap_mode="r")
+                ids = json.loads((d / "dense" / "ids.json").read_text(encoding="utf-8"))
+                json.loads((d / "dense" / "meta.json").read_text(encoding="utf-8"))
+                ok = (
+                    lengths.shape[0] == len(ids) == info["rows"]
+                    and "terms" in terms
+                    and (d / "dense" / "index.faiss").stat().st_size > 0
+                )
+            except (OSError, ValueError, KeyError, TypeError):
+                ok = False
+            if not ok:
+                bad.append(info["name"])
+        if bad:
+            log.warning(
+                "index %s: segments %s are missing or damaged; rebuilding the search segments",
+                self.path, ", ".join(bad),
+            )  # fmt: skip
+        return bad
+
+    def _start_rebuild(self) -> None:
+        """Index every chunk again; the segments in use stay until the new one replaces them."""
+        self.state["indexed_seq"] = 0
+        self._replace_all = True
 
     def _add_new(self, store: Any, bar: Any) -> list[str]:
         seq = int(self.state["indexed_seq"])
@@ -170,13 +235,25 @@ class SegmentWriter:
             if bar is not None:
                 bar.update(len(rows))
         if not ids:
+            if self._replace_all:  # nothing stored: the rebuilt index is empty
+                self.state["segments"] = []
+                self._replace_all = False
+                self._commit()
+                self._collect_garbage()
             return []
-        vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), self.dim)
+        vectors = np.empty((len(ids), self.dim), dtype=np.float32)
+        for i, blob in enumerate(blobs):
+            vectors[i] = np.frombuffer(blob, dtype=np.float32)
         del blobs
         info = self._write(TermSegment.build(texts), self._build_dense(ids, vectors), [])
-        self.state["segments"].append(info)
+        if self._replace_all:
+            self.state["segments"] = [info]
+            self._replace_all = False
+        else:
+            self.state["segments"].append(info)
         self.state["indexed_seq"] = seq
         self._commit()
+        self._collect_garbage()
         return texts
 
     def _merge_tail(self) -> None:
@@ -196,7 +273,12 @@ class SegmentWriter:
             deleted += [r + offset for r in info["deleted"]]
             offset += info["rows"]
         first, rest = segs[0], segs[1:]
-        if first.dense.kind == self._kind_for(offset) and first.terms.n >= offset - first.terms.n:
+        kind = first.dense.kind
+        if (
+            kind in ("flat", "hnsw")  # IVF lists are trained for a size: built anew instead
+            and kind == self._kind_for(offset)
+            and first.terms.n >= offset - first.terms.n
+        ):
             dense = first.dense
             for s in rest:
                 dense.extend(s.ids, s.dense.vectors())
@@ -242,16 +324,16 @@ class SegmentWriter:
         self._merge_tail()
 
     def reconcile(self, store: Any) -> bool:
-        """Make the live rows match the store's embedded chunks; True when the index was
-        emptied to be rebuilt (the caller indexes again)."""
+        """Make the live rows match the store's embedded chunks; True when every chunk must be
+        indexed again (the caller does: the new segment then replaces the old ones)."""
         expected = store.count_chunks(with_vectors=True)
         if self.live_rows > expected:
-            known = set(store.chunk_doc_ids())
+            known = set(store.embedded_chunk_ids())
             seen: set[str] = set()
             stale = 0
             for info in reversed(self.state["segments"]):  # the newest copy of a chunk stays
                 gone = set(info["deleted"])
-                for r, cid in enumerate(self._ids(info)):
+                for r, cid in reversed(list(enumerate(self._ids(info)))):
                     if r in gone:
                         continue
                     if cid not in known or cid in seen:
@@ -267,8 +349,6 @@ class SegmentWriter:
                 "index %s: its segments hold %d of the store's %d chunks; rebuilding them",
                 self.path, self.live_rows, expected,
             )  # fmt: skip
-            self.state.update(indexed_seq=0, segments=[])
-            self._commit()
-            self._collect_garbage()
+            self._start_rebuild()
             return True
         return False
