@@ -60,3 +60,18 @@ def peak_gb(digits: int = 3) -> float:
 def rss_gb(digits: int = 3) -> float:
     """The current RSS, in GB."""
     return round(status_gb("VmRSS"), digits)
+
+
+def provenance() -> dict[str, str]:
+    """Where a result came from: machine, commit, and the command that produced it."""
+    import platform
+    import subprocess
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "commit": commit,
+        "command": " ".join(["python", *sys.argv]),
+    }

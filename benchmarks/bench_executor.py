@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
 import time
 from typing import Any
@@ -29,6 +27,7 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import numpy as np
 
+from _bench import provenance
 from bench_retrieval_speed import load_bioasq
 from biorag.config import EmbedSettings, ExecutorSettings
 from biorag.embed.worker import EmbedWorker
@@ -78,11 +77,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "n": len(texts),
         "batch": args.batch,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip(),
-        "command": " ".join(["python", *sys.argv]),
+        **provenance(),
         "runs": {},
     }
     ref: np.ndarray | None = None

@@ -22,14 +22,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from _bench import peak_gb, pin_threads, reset_peak, rss_gb
+from _bench import peak_gb, pin_threads, provenance, reset_peak, rss_gb
 
 _THREADS = pin_threads()
 
 import json  # noqa: E402
-import platform  # noqa: E402
 import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -37,7 +35,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from bench_retrieval_speed import latencies, load_bioasq, synthetic_texts  # noqa: E402
+from bench_retrieval_speed import latencies, load_bioasq, recall_at, synthetic_texts  # noqa: E402
 from biorag.config import RetrievalSettings  # noqa: E402
 from biorag.corpus.models import Document  # noqa: E402
 from biorag.retrieve.bm25 import BM25Index  # noqa: E402
@@ -79,14 +77,6 @@ def timed_add(idx: IndexDir, docs: list[Document]) -> dict[str, Any]:
     return {"total_s": round(total, 2), **{k: round(v, 2) for k, v in rep.seconds.items()}}
 
 
-def agreement(a: list[list[Any]], b: list[list[Any]], k: int = 10) -> float:
-    vals = [
-        len({h.id for h in x[:k]} & {h.id for h in y[:k]}) / max(1, min(k, len(y)))
-        for x, y in zip(a, b, strict=True)
-    ]
-    return round(float(np.mean(vals)), 4)
-
-
 def same_scores(a: list[list[Any]], b: list[list[Any]], k: int = 10) -> float:
     """Share of queries whose top-k score lists agree within 1e-4 (ids may differ among tied
     scores: bm25s sums in float32, segments in float64 with ties in storage order)."""
@@ -114,11 +104,7 @@ def main() -> None:
         "n": args.n,
         "add": args.add,
         "threads": args.threads,
-        "machine": f"{platform.machine()}, {platform.processor() or '?'}",
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip(),
-        "command": " ".join(["python", *sys.argv]),
+        **provenance(),
     }
     _, questions, _ = load_bioasq()
     nq = min(args.queries, len(questions))
@@ -185,8 +171,8 @@ def main() -> None:
                 "hybrid": latencies(lambda i: hybrid(bm25, dense, i), nq),
             },
             "top10_agreement": {
-                "bm25": agreement(seg_lex, one_lex),
-                "dense": agreement(seg_dense.search(qvecs, 10), dense.search(qvecs, 10)),
+                "bm25": recall_at(seg_lex, one_lex),
+                "dense": recall_at(seg_dense.search(qvecs, 10), dense.search(qvecs, 10)),
             },
             "top10_same_scores": {"bm25": same_scores(seg_lex, one_lex)},
         }

@@ -257,7 +257,10 @@ def test_hnsw_segments_grow_by_adding_to_their_graph(tmp_path):
     s.close()
 
 
-@pytest.mark.parametrize("damaged", ["segments/s000001/bm25_rows.npy", "segments.json"])
+@pytest.mark.parametrize(
+    "damaged",
+    ["segments/s000001/bm25_rows.npy", "segments/s000001/dense/ids.json", "segments.json"],
+)
 def test_a_damaged_index_is_rebuilt_by_the_next_add(tmp_path, damaged):
     from biorag.errors import DamagedFileError
 

@@ -49,6 +49,7 @@ def _open_local(path: Path, dim: int, settings: RetrievalSettings) -> tuple[Any,
     """The BM25 and dense search of an index kept on disk: its segments, or the one BM25 and
     one FAISS index of an index built before segments (until its next add or removal)."""
     from biorag.retrieve.segments import (
+        Positions,
         SegmentedBM25,
         SegmentedDense,
         load_segments,
@@ -76,7 +77,11 @@ def _open_local(path: Path, dim: int, settings: RetrievalSettings) -> tuple[Any,
             if attempt == 2 or newer == state or newer is None:
                 raise
             state = newer
-    return SegmentedBM25(segments, settings.bm25_k1, settings.bm25_b), SegmentedDense(segments, dim)
+    where = Positions(segments)
+    return (
+        SegmentedBM25(segments, settings.bm25_k1, settings.bm25_b, where),
+        SegmentedDense(segments, dim, where),
+    )
 
 
 class Searcher:

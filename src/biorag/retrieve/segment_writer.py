@@ -72,6 +72,15 @@ def write_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _json_list_bounds(path: Path) -> bool:
+    """Whether ``path`` begins with ``[`` and ends with ``]`` (a cut or overwritten ids list
+    does not)."""
+    with open(path, "rb") as fh:
+        first = fh.read(1)
+        fh.seek(-1, 2)
+        return first == b"[" and fh.read(1) == b"]"
+
+
 def merge_start(sizes: list[int]) -> int | None:
     """Where the newest segments to merge begin (None: no merge): while the segment before
     them is no larger than they are together; at most ``MAX_SEGMENTS`` segments stay."""
@@ -188,8 +197,9 @@ class SegmentWriter:
         return texts
 
     def _damaged(self) -> list[str]:
-        """Segments listed but unreadable (missing or damaged files), checked cheaply: every
-        array's header and size, the JSON files, the FAISS file's presence."""
+        """Segments listed but unreadable (missing or damaged files), checked cheaply on every
+        update: every array's header and size, the small JSON files, the ends of the ids list
+        (parsing a million ids would cost each add half a second), the FAISS file's presence."""
         bad = []
         for info in self.state["segments"]:
             d = self._dir(info["name"])
@@ -198,10 +208,10 @@ class SegmentWriter:
                 lengths = np.load(d / "bm25_lengths.npy", mmap_mode="r")
                 for name in ("indptr", "rows", "tfs"):
                     np.load(d / f"bm25_{name}.npy", mmap_mode="r")
-                ids = json.loads((d / "dense" / "ids.json").read_text(encoding="utf-8"))
-                json.loads((d / "dense" / "meta.json").read_text(encoding="utf-8"))
+                meta = json.loads((d / "dense" / "meta.json").read_text(encoding="utf-8"))
                 ok = (
-                    lengths.shape[0] == len(ids) == info["rows"]
+                    lengths.shape[0] == int(meta["n"]) == info["rows"]
+                    and _json_list_bounds(d / "dense" / "ids.json")
                     and "terms" in terms
                     and (d / "dense" / "index.faiss").stat().st_size > 0
                 )

@@ -107,8 +107,9 @@ def _top(scores: np.ndarray, pos: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return scores[order], pos[order]
 
 
-class _Positions:
-    """Global row positions (segments in order) and the chunk id at each."""
+class Positions:
+    """Global row positions (segments in order) and the chunk id at each (one per searcher:
+    its BM25 and dense halves share it)."""
 
     def __init__(self, segments: list[Segment]):
         self.offsets = np.cumsum([0] + [s.terms.n for s in segments])
@@ -126,11 +127,13 @@ class SegmentedBM25:
     """BM25 search over segments, with the interface of
     :class:`~biorag.retrieve.bm25.BM25Index`."""
 
-    def __init__(self, segments: list[Segment], k1: float, b: float):
+    def __init__(
+        self, segments: list[Segment], k1: float, b: float, where: Positions | None = None
+    ):
         self.segments = segments
         self._tokenizer = Tokenizer()
         self._scorer = BM25Scorer([(s.terms, s.deleted) for s in segments], k1, b)
-        self._where = _Positions(segments)
+        self._where = where or Positions(segments)
 
     @property
     def n_docs(self) -> int:
@@ -162,13 +165,13 @@ class SegmentedDense:
     """Dense search over segments, with the interface of
     :class:`~biorag.retrieve.dense.DenseIndex`."""
 
-    def __init__(self, segments: list[Segment], dim: int):
+    def __init__(self, segments: list[Segment], dim: int, where: Positions | None = None):
         self.segments = segments
         self.dim = dim
         self._excluded = [
             None if s.deleted is None else np.flatnonzero(s.deleted) for s in segments
         ]
-        self._where = _Positions(segments)
+        self._where = where or Positions(segments)
 
     @property
     def n_docs(self) -> int:
