@@ -195,6 +195,33 @@ def open_runtime(index_paths: list[Path] | None = None) -> Runtime:
     return Runtime(STATE.settings(), index_paths)
 
 
+RAY_ADDRESS_HELP = "the Ray cluster for --executor ray, e.g. 127.0.0.1:6379 (default: a local Ray)"
+
+
+def executor_help(work: str) -> str:
+    return f"where {work} runs: local (this process) or ray (a Ray cluster)"
+
+
+@contextmanager
+def open_executor(executor: str | None, ray_address: str | None) -> Iterator[Any]:
+    """The batch executor the settings (``[executor]``) and the ``--executor`` /
+    ``--ray-address`` options name, closed after the block."""
+    from biorag.executor import build_executor
+
+    ex = STATE.settings().executor
+    if executor or ray_address:
+        if executor not in (None, "local", "ray"):
+            raise BioragError(f"--executor {executor!r}: choose local or ray", param="executor")
+        ex = ex.model_copy(
+            update={"kind": executor or "ray", "ray_address": ray_address or ex.ray_address}
+        )
+    runner = build_executor(ex)
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
 @contextmanager
 def llm_session(llm: Any | None) -> Iterator[dict[str, Any]]:
     """Run a block with ``llm`` (None: no LLM); yields a dict that holds the accounting report

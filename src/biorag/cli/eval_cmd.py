@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from biorag.cli.common import STATE, emit_json, handle_errors, parse_json_option
+from biorag.cli.common import (
+    RAY_ADDRESS_HELP,
+    STATE,
+    emit_json,
+    executor_help,
+    handle_errors,
+    open_executor,
+    parse_json_option,
+)
 from biorag.errors import BioragError
 
 if TYPE_CHECKING:
@@ -81,6 +89,10 @@ def run(
         help="mask the key entities of each question, its options and its passages, given or "
         "retrieved (CLAIMS' entity masking, table 4; iprar and vectorgraphrag need given ones)",
     ),
+    executor: str = typer.Option(
+        None, "--executor", help=executor_help("answering (each worker answers --concurrency)")
+    ),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="print metrics.json"),
 ) -> None:
     """Answer every question with every method into OUT, resuming a killed run, then score it."""
@@ -91,24 +103,26 @@ def run(
     )
     from biorag.eval.runner import run_eval
 
-    summary = run_eval(
-        STATE.settings(),
-        dataset,
-        data,
-        split=split,
-        setting=setting,
-        index_paths=list(index),
-        methods=names,
-        method_options=mopts,
-        out_dir=out,
-        limit=limit,
-        concurrency=concurrency,
-        retry_errors=retry_errors,
-        judge=judge,
-        overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
-        scoring=scoring,
-        mask_entities=mask_entities,
-    )
+    with open_executor(executor, ray_address) as runner:
+        summary = run_eval(
+            STATE.settings(),
+            dataset,
+            data,
+            split=split,
+            setting=setting,
+            index_paths=list(index),
+            methods=names,
+            method_options=mopts,
+            out_dir=out,
+            limit=limit,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+            judge=judge,
+            overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
+            scoring=scoring,
+            mask_entities=mask_entities,
+            executor=runner,
+        )
     _report_run(summary, out, as_json)
 
 
@@ -153,6 +167,14 @@ def _report_run(summary: EvalSummary, out: Path, as_json: bool) -> None:
         f"{summary.already_done} from before; report: {report}",
         err=True,
     )
+    if summary.executor:
+        workers = summary.executor.get("workers") or {}
+        typer.echo(
+            f"answered on {summary.executor.get('kind')}: {len(workers)} workers ("
+            + ", ".join(f"{w} {int(st['rows'])}" for w, st in sorted(workers.items()))
+            + ")",
+            err=True,
+        )
     overlap_note = (summary.metrics.get("kg_overlap") or {}).get("note")
     if overlap_note:
         typer.echo(overlap_note, err=True)

@@ -10,7 +10,14 @@ from typing import Any
 import typer
 
 from biorag.cli import common
-from biorag.cli.common import STATE, emit_json, handle_errors
+from biorag.cli.common import (
+    RAY_ADDRESS_HELP,
+    STATE,
+    emit_json,
+    executor_help,
+    handle_errors,
+    open_executor,
+)
 from biorag.corpus.audit import Duplicates, SkipSummary
 from biorag.errors import BioragError
 
@@ -22,8 +29,7 @@ def _embedder() -> Any:
     return common.open_runtime().embedder
 
 
-EXECUTOR_HELP = "where chunks are embedded: local (this process) or ray (a Ray cluster)"
-RAY_ADDRESS_HELP = "the Ray cluster for --executor ray, e.g. 127.0.0.1:6379 (default: a local Ray)"
+EXECUTOR_HELP = executor_help("embedding chunks")
 
 
 @contextmanager
@@ -32,26 +38,17 @@ def _open_index(
 ) -> Iterator[Any]:
     """The index directory, with the batch executor the settings and options name (closed
     with it)."""
-    from biorag.executor import build_executor
     from biorag.retrieve.index import IndexDir
 
     s = STATE.settings()
-    ex = s.executor
-    if executor or ray_address:
-        if executor not in (None, "local", "ray"):
-            raise BioragError(f"--executor {executor!r}: choose local or ray", param="executor")
-        ex = ex.model_copy(
-            update={"kind": executor or "ray", "ray_address": ray_address or ex.ray_address}
-        )
-    runner = build_executor(ex)
-    try:
-        with IndexDir(
+    with (
+        open_executor(executor, ray_address) as runner,
+        IndexDir(
             path, _embedder(), retrieval=s.retrieval, index=s.index, executor=runner,
             embed_settings=s.embed, **kw,
-        ) as idx:  # fmt: skip
-            yield idx
-    finally:
-        runner.close()
+        ) as idx,
+    ):  # fmt: skip
+        yield idx
 
 
 def _load(files: list[Path], fmt: str):

@@ -10,14 +10,18 @@ import typer
 
 from biorag.cli import common
 from biorag.cli.common import (
+    RAY_ADDRESS_HELP,
     emit_json,
+    executor_help,
     handle_errors,
     llm_session,
+    open_executor,
     parse_json_option,
     print_accounting,
 )
 from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError
+from biorag.executor.base import settings_for_workers
 
 if TYPE_CHECKING:
     from biorag.kg.retrieval import KGResult
@@ -63,9 +67,12 @@ def build(
         None, "--explanations", help="mirage: MedMCQA dev.json, whose exp go with medmcqa qids"
     ),
     limit: int = typer.Option(None, "--limit", help="only the first N records (after --half)"),
+    executor: str = typer.Option(None, "--executor", help=executor_help("triplet extraction")),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the build report as JSON"),
 ) -> None:
-    """Extract triplets, store them, embed the entities and write the expert-review CSV."""
+    """Extract triplets, store them, embed the entities and write the expert-review CSV.
+    A build killed midway resumes its extraction when run again."""
     from biorag.kg.build import FORMATS, HALVES, build_kg
     from biorag.llm.stage_yield import describe_yields
 
@@ -73,7 +80,11 @@ def build(
     half = _choice(half, HALVES, "--half")
     if batch_size < 1:
         raise BioragError("--batch-size must be at least 1")
-    with common.open_runtime() as rt, llm_session(rt.llm) as accounting:
+    with (
+        common.open_runtime() as rt,
+        llm_session(rt.llm) as accounting,
+        open_executor(executor, ray_address) as runner,
+    ):
         report = build_kg(
             source,
             fmt,
@@ -87,7 +98,14 @@ def build(
             limit=limit,
             explanations=explanations,
             progress=_say,
+            executor=runner,
+            worker_settings=settings_for_workers(common.STATE.settings()),
         )
+    if report.units_resumed:
+        _say(f"resumed: {report.units_resumed} units were extracted by an earlier, killed build")
+    if report.executor:
+        workers = report.executor.get("workers") or {}
+        _say(f"extracted on {report.executor.get('kind')}: {len(workers)} workers")
     if report.dropped:
         _say(f"dropped {len(report.dropped)}: " + _reasons(report.dropped_by_reason()))
         for d in report.dropped[:SHOW_DROPPED]:

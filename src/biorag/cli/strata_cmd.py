@@ -16,9 +16,18 @@ from typing import Any
 import typer
 
 from biorag.cli import common
-from biorag.cli.common import emit_json, handle_errors, llm_session, print_accounting
+from biorag.cli.common import (
+    RAY_ADDRESS_HELP,
+    emit_json,
+    executor_help,
+    handle_errors,
+    llm_session,
+    open_executor,
+    print_accounting,
+)
 from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError, InputFormatError
+from biorag.executor.base import settings_for_workers
 
 app = typer.Typer(
     help="Build, inspect and query a BioStrataKG (typed entities, papers, methods, domains).",
@@ -150,9 +159,12 @@ def build(
     neo4j_user: str = NEO4J_USER,
     neo4j_database: str = NEO4J_DATABASE,
     neo4j_password_env: str = NEO4J_PASSWORD_ENV,
+    executor: str = typer.Option(None, "--executor", help=executor_help("paper extraction")),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the build report as JSON"),
 ) -> None:
-    """Extract typed triplets and methods/datasets/domains, normalize, store."""
+    """Extract typed triplets and methods/datasets/domains, normalize, store. A build killed
+    midway resumes its extraction when run again."""
     from dataclasses import asdict
 
     from biorag.llm.stage_yield import describe_yields
@@ -176,8 +188,11 @@ def build(
             "no vocabulary given: entities are " + entity_source(0, llm is not None) + ". "
             "A vocabulary types and merges them (Type 2 Diabetes = T2D): " + VOCABULARY_SOURCES
         )
-    with rt, llm_session(llm) as accounting:
-        report = build_strata(rows, llm, rt.embedder, vocab, out, backend=b, uri=uri, **kw)
+    with rt, llm_session(llm) as accounting, open_executor(executor, ray_address) as runner:
+        report = build_strata(
+            rows, llm, rt.embedder, vocab, out, backend=b, uri=uri, executor=runner,
+            worker_settings=settings_for_workers(common.STATE.settings()), **kw,
+        )  # fmt: skip
     if as_json:
         emit_json({**asdict(report), "accounting": accounting})
     else:
@@ -188,6 +203,11 @@ def build(
             f"{report.flat_triplets_added} entity relations added to the flat store"
         )
         _say(f"entities: {report.entities}")
+        if report.papers_resumed:
+            _say(f"resumed: {report.papers_resumed} papers were extracted by a killed build")
+        if report.executor:
+            workers = report.executor.get("workers") or {}
+            _say(f"extracted on {report.executor.get('kind')}: {len(workers)} workers")
         _say(f"VectorGraphRAG: {report.vectorgraphrag}")
         for line in describe_yields(report.llm_yield):
             _say(f"LLM yield, {line}")

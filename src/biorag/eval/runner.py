@@ -35,6 +35,7 @@ from biorag.config import Settings
 from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
+from biorag.eval.answering import answer_question
 from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
 from biorag.eval.leakage import check_overlap
 from biorag.eval.records import (
@@ -46,7 +47,8 @@ from biorag.eval.records import (
     read_predictions,
 )
 from biorag.eval.run_config import config_differences as config_differences
-from biorag.eval.run_metrics import is_multiple_choice, run_metrics
+from biorag.eval.run_metrics import run_metrics
+from biorag.eval.run_on_executor import answer_on_executor
 from biorag.eval.run_setup import (
     build_methods,
     check_arguments,
@@ -54,6 +56,7 @@ from biorag.eval.run_setup import (
     load_questions,
     mask_questions,
 )
+from biorag.executor.base import settings_for_workers
 from biorag.llm.shared import SharedLLM
 from biorag.methods.runtime import Runtime
 from biorag.util.files import write_json_atomic
@@ -82,87 +85,8 @@ class EvalSummary:
     judge_failed_now: int = 0
     already_judged: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-# -- one answer --------------------------------------------------------------------------------
-
-
-def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> list[str]:
-    """A span question's predicted sentences (MASH-QA sentence retrieval): the answer's
-    sentences that are sentences of the given context (what an extractive reader picked), else
-    the given passages the answer rests on; [] for other questions."""
-    if item.question_type != "span" or answer is None:
-        return []
-    given = {" ".join(c.split()) for c in item.context}
-    picked = [s.text for s in answer.sentences if " ".join(s.text.split()) in given]
-    if picked:
-        return picked
-    return [e.text for e in evidence if e.text and e.corpus == "given"]
-
-
-def _snippets(rt: Any, item: QAItem, answer: Any | None) -> list[dict[str, Any]] | None:
-    """BioASQ: the snippets (article, section, character range) that the answer's retrieved
-    chunks cover, for the snippet measures; None for other questions or without retrieval."""
-    from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
-
-    if answer is None or not item.meta.get("gold_snippet_spans") or not rt.index_paths:
-        return None
-    chunks = [e for e in answer.evidence if e.corpus != "given" and e.doc_id and e.end]
-    docs: dict[str, Any] = {}
-    for e in chunks[:MAX_SNIPPETS]:
-        if e.doc_id not in docs:
-            where = [e.corpus] if e.corpus else None
-            docs[e.doc_id] = rt.searcher.get_document(e.doc_id, where, spans=True) or {}
-    if any("offsets" not in (d.get("metadata") or {}) for d in docs.values()):
-        return None  # not the pooled BioASQ corpus (or built before it kept offsets)
-    return chunk_snippets([(e.start or 0, e.end, docs[e.doc_id]) for e in chunks[:MAX_SNIPPETS]])
-
-
-def _prediction_record(
-    item: QAItem,
-    method: str,
-    answer: Any | None,
-    error: str | None,
-    accounting: dict[str, Any],
-    seconds: float,
-    snippets: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The prediction record (one line of ``predictions.jsonl``) of one answer or failure."""
-    mc = is_multiple_choice(item)
-    prediction: Any = ""
-    if answer is not None:
-        prediction = answer.exact if answer.exact is not None else answer.answer
-    parse_failed = bool(answer.parse_failed) if answer is not None else False
-    evidence = list(answer.evidence) if answer is not None else []
-    documents: list[str] = []
-    for e in evidence:
-        if e.corpus == "given":  # the question's own passages are no retrieval
-            continue
-        doc = str(e.source_id or e.doc_id or "")
-        if doc and doc not in documents:
-            documents.append(doc)
-    return {
-        "question_id": item.id,
-        "method": method,
-        "sentences": _span_sentences(item, answer, evidence),
-        "subset": item.subset,
-        "question_type": item.question_type,
-        "options": item.options,
-        "prediction": prediction,
-        "answer_text": answer.answer_text if answer is not None else "",
-        "gold": item.gold,
-        "correct": (error is None and not parse_failed and prediction == item.gold) if mc else None,
-        "parse_failed": parse_failed,
-        "context": answer.context if answer is not None else "",
-        "raw_output": answer.raw_output if answer is not None else "",
-        "evidence": [e.chunk_id or "" for e in evidence],
-        "documents": documents,
-        **({"snippets": snippets} if snippets is not None else {}),
-        "notes": list(answer.notes) if answer is not None else [],
-        "accounting": {k: accounting.get(k, {}) for k in ("stages", "total")},
-        "seconds": round(seconds, 4),
-        "error": error,
-    }
+    #: where this call answered, per worker (an executor other than local; else empty)
+    executor: dict[str, Any] = field(default_factory=dict)
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -209,11 +133,14 @@ async def arun_eval(
     overlap: str = "refuse",
     scoring: str = "official",
     mask_entities: bool = False,
+    executor: Any | None = None,
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
     questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`);
     ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`);
-    ``mask_entities``: mask each question with its passages first (:mod:`.masked_items`)."""
+    ``mask_entities``: mask each question with its passages first (:mod:`.masked_items`);
+    ``executor``: a :mod:`biorag.executor` other than local answers on its workers
+    (:mod:`.run_on_executor`), each building the run's components from ``settings``."""
     started = time.perf_counter()
     out = Path(out_dir)
     if loader is None:
@@ -248,8 +175,20 @@ async def arun_eval(
         summary, pending = _plan(out, items, methods, retry_errors, skipped)
         if pending:
             bar = progress_bar(len(pending), f"eval {dataset}", unit="answer")
-            await _answer_all(pending, base, shared, method_options, out / PREDICTIONS_FILE,
-                              concurrency, max_consecutive_errors, summary, bar)  # fmt: skip
+            tally = _Tally(summary, bar, max_consecutive_errors)
+            try:
+                if executor is not None and executor.kind != "local":
+                    args = (settings_for_workers(settings), [str(p.resolve()) for p in index_paths],
+                            method_options, concurrency)  # fmt: skip
+                    await answer_on_executor(pending, executor, args, out / PREDICTIONS_FILE,
+                                             tally.add)  # fmt: skip
+                    summary.executor = executor.stats()
+                else:
+                    await _answer_all(pending, base, shared, method_options,
+                                      out / PREDICTIONS_FILE, concurrency, tally)  # fmt: skip
+            finally:
+                bar.close()
+            tally.raise_if_stopped()
         scope = (dataset, split, setting, items, methods)
         metrics = await _judge_and_score(out, scope, judge_model, judge_note, summary, started,
                                          scoring)  # fmt: skip
@@ -335,6 +274,34 @@ def _plan(
     return summary, pending
 
 
+class _Tally:
+    """Counts the answers as they are written; asks to stop after ``limit`` failures in a row."""
+
+    def __init__(self, summary: EvalSummary, bar: Any, limit: int) -> None:
+        self.summary, self.bar, self.limit = summary, bar, limit
+        self.consecutive, self.last_error, self.stop = 0, "", False
+
+    def add(self, rec: dict[str, Any]) -> bool:
+        self.bar.update(1)
+        self.summary.answered_now += 1
+        if rec["error"]:
+            self.summary.errors_now += 1
+            self.consecutive += 1
+            self.last_error = f"{rec['method']} on {rec['question_id']}: {rec['error']}"
+            log.warning("%s", self.last_error)
+            self.stop = self.stop or self.consecutive >= self.limit
+        else:
+            self.consecutive = 0
+        return self.stop
+
+    def raise_if_stopped(self) -> None:
+        if self.stop:
+            raise BioragError(
+                f"stopped after {self.consecutive} failed answers in a row (last: "
+                f"{self.last_error}); fix the cause and run the same command again to resume"
+            )
+
+
 async def _answer_all(
     pending: list[tuple[str, QAItem]],
     base: Runtime,
@@ -342,61 +309,17 @@ async def _answer_all(
     method_options: dict[str, dict[str, Any]],
     path: Path,
     concurrency: int,
-    max_consecutive_errors: int,
-    summary: EvalSummary,
-    bar: Any,
+    tally: _Tally,
 ) -> None:
-    from biorag.llm.accounting import Accounting
-    from biorag.methods.registry import build_method
-
     queue = iter(pending)
-    state: dict[str, Any] = {"consecutive": 0, "last_error": "", "stop": False}
-
-    async def answer_one(method: str, item: QAItem) -> dict[str, Any]:
-        acc = Accounting()
-        rt = base.for_question(shared.client(acc))
-        start = time.perf_counter()
-        answer, error = None, None
-        try:
-            qa = build_method(method, rt, method_options.get(method))
-            answer = await qa.answer(item.as_question())
-        except Exception as e:  # recorded and counted, never lost; CancelledError passes
-            error = f"{type(e).__name__}: {e}"
-            log.debug("%s on %s failed", method, item.id, exc_info=True)
-        snippets = None
-        try:
-            snippets = await asyncio.to_thread(_snippets, rt, item, answer)
-        except Exception as e:  # the answer stands; its snippets are left out, and said
-            log.warning("%s on %s: no snippets for the snippet measures: %s", method, item.id, e)
-        return _prediction_record(
-            item, method, answer, error, acc.report(), time.perf_counter() - start, snippets
-        )
 
     async def worker(writer: PredictionWriter) -> None:
         for method, item in queue:
-            if state["stop"]:
+            if tally.stop:
                 return
-            rec = await answer_one(method, item)
+            rec = await answer_question(base, shared, method_options, method, item)
             writer.append(rec)
-            bar.update(1)
-            summary.answered_now += 1
-            if rec["error"]:
-                summary.errors_now += 1
-                state["consecutive"] += 1
-                state["last_error"] = f"{method} on {item.id}: {rec['error']}"
-                log.warning("%s", state["last_error"])
-                if state["consecutive"] >= max_consecutive_errors:
-                    state["stop"] = True
-            else:
-                state["consecutive"] = 0
+            tally.add(rec)
 
-    try:
-        with PredictionWriter(path) as writer:
-            await asyncio.gather(*(worker(writer) for _ in range(concurrency)))
-    finally:
-        bar.close()
-    if state["stop"]:
-        raise BioragError(
-            f"stopped after {state['consecutive']} failed answers in a row (last: "
-            f"{state['last_error']}); fix the cause and run the same command again to resume"
-        )
+    with PredictionWriter(path) as writer:
+        await asyncio.gather(*(worker(writer) for _ in range(concurrency)))

@@ -61,3 +61,38 @@ def build_executor(settings: ExecutorSettings) -> BatchExecutor:
 
         return RayExecutor(settings)
     return LocalExecutor(settings)
+
+
+# The settings that name files: relative ones are made absolute for workers, whose working
+# directory is Ray's, not the driver's.
+_PATH_KEYS = (
+    ("home",),
+    ("llm", "cache_path"),
+    ("llm", "hf_path"),
+    ("llm", "mock_script"),
+    ("judge", "cache_path"),
+    ("judge", "hf_path"),
+    ("embed", "model"),
+    ("rerank", "model"),
+)
+
+
+def settings_for_workers(settings: Any) -> dict[str, Any]:
+    """``settings`` (a :class:`~biorag.config.Settings`) as the plain dict a worker rebuilds
+    them from, each relative file setting made absolute (``home`` always; the others where the
+    file exists here, so a model name stays a name). Secrets are not in it: keys are read from
+    the environment variable each section names, on the worker's node."""
+    from pathlib import Path
+
+    data: dict[str, Any] = settings.model_dump(mode="json")
+    for keys in _PATH_KEYS:
+        holder = data
+        for k in keys[:-1]:
+            holder = holder.get(k) or {}
+        value = holder.get(keys[-1])
+        if not isinstance(value, str) or not value:
+            continue
+        p = Path(value).expanduser()
+        if not p.is_absolute() and (keys == ("home",) or p.exists()):
+            holder[keys[-1]] = str(p.resolve())
+    return data

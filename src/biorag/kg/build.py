@@ -40,7 +40,17 @@ from biorag.kg.directory import (
     sync_entity_index,
 )
 from biorag.kg.entity_index import META, EntityIndex
-from biorag.kg.extract_triplets import RULE_MODEL, extract_qa_triplets, extract_text_triplets
+from biorag.kg.extract_triplets import RULE_MODEL
+from biorag.kg.extract_units import (
+    CHECKPOINT,
+    UNITS_PER_BATCH,
+    Extracted,
+    batches_of,
+    executor_batches,
+    extract_units,
+    local_batches,
+    units_of,
+)
 from biorag.kg.models import Triplet
 from biorag.kg.provenance import PROVENANCE_FILE, record_provenance
 from biorag.kg.review import write_review_csv
@@ -108,6 +118,8 @@ class BuildReport:
     stats: dict[str, int] = field(default_factory=dict)
     # per LLM stage: inputs, usable, outputs, fallbacks and shares (StageYield.to_dict())
     llm_yield: dict[str, dict[str, Any]] = field(default_factory=dict)
+    units_resumed: int = 0  # units whose extraction a killed build had finished
+    executor: dict[str, Any] = field(default_factory=dict)  # where extraction ran, per worker
 
     def dropped_by_reason(self) -> dict[str, int]:
         return dict(Counter(d.reason for d in self.dropped).most_common())
@@ -117,43 +129,6 @@ class BuildReport:
         d["dropped_count"] = len(self.dropped)
         d["dropped_by_reason"] = self.dropped_by_reason()
         return d
-
-
-async def _extract(
-    src: Sources, llm: Any | None, batch_size: int, use_explanation: bool
-) -> tuple[list[Triplet], list[tuple[str, str]], dict[str, int], list[StageYield]]:
-    triplets: list[Triplet] = []
-    dropped: list[tuple[str, str]] = []
-    stats: Counter[str] = Counter()
-    yields: list[StageYield] = []
-    try:
-        if src.pairs:
-            rep = await extract_qa_triplets(
-                src.pairs, llm, batch_size=batch_size, use_explanation=use_explanation
-            )
-            triplets += rep.triplets
-            dropped += rep.dropped
-            stats.update(rep.stats)
-            yields.append(_yield("kg_triplets", rep, "QA pairs"))
-        if src.texts:
-            rep = await extract_text_triplets(src.texts, llm)
-            triplets += rep.triplets
-            dropped += rep.dropped
-            stats.update(rep.stats)
-            yields.append(_yield("kg_triplets_text", rep, "sentences"))
-    finally:
-        if llm is not None:
-            await llm.aclose()
-    return triplets, dropped, dict(stats), yields if llm is not None else []
-
-
-def _yield(stage: str, rep: Any, unit: str) -> StageYield:
-    """Every unit ends as one triplet or one dropped entry; with an LLM there is no floor to
-    fall back to (an unusable answer is dropped)."""
-    n = len(rep.triplets)
-    return StageYield(
-        stage, inputs=n + len(rep.dropped), usable=n, outputs=n, unit=unit, output_unit="triplets"
-    )
 
 
 def _check_out(out: Path, embedder: Any) -> None:
@@ -167,31 +142,78 @@ def _check_out(out: Path, embedder: Any) -> None:
 def _extract_located(
     src: Sources,
     report: BuildReport,
-    llm: Any | None,
-    batch_size: int,
-    use_explanation: bool,
+    out: Path,
+    how: _How,
     progress: Progress,
     seconds: dict[str, float],
 ) -> list[tuple[str, Triplet]]:
-    """Extract the triplets, record yields and drops in ``report``; triplets with their place."""
-    n_units = len(src.pairs) + len(src.texts)
-    if n_units:
+    """Extract the triplets (resumably: :mod:`biorag.kg.extract_units`), record yields and
+    drops in ``report``; triplets with their place."""
+    llm = how.llm
+    units = units_of(src.pairs, src.texts)
+    if units:
         progress(
-            f"extracting triplets from {n_units} {'QA pairs' if src.pairs else 'paragraphs'} "
-            f"({report.extractor})"
+            f"extracting triplets from {len(units)} {'QA pairs' if src.pairs else 'paragraphs'} "
+            f"({report.extractor}{'' if how.executor is None else ', on ' + how.executor.kind})"
         )
+    header = {"checkpoint": 1, "format": report.format, "extractor": report.extractor,
+              "use_explanation": how.use_explanation, "batch_size": how.batch_size}  # fmt: skip
     t0 = time.perf_counter()
-    extracted, dropped, stats, yields = asyncio.run(_extract(src, llm, batch_size, use_explanation))
+    if how.executor is not None:
+        per_batch = batches_of(how.batch_size, how.executor.settings.batch_size)
+        run = executor_batches(how.executor, how.worker_settings or {}, how.batch_size,
+                               how.use_explanation, per_batch,
+                               getattr(llm, "accounting", None))  # fmt: skip
+    else:
+        per_batch = batches_of(how.batch_size, UNITS_PER_BATCH)
+        run = local_batches(llm, how.batch_size, how.use_explanation, per_batch)
+    got = extract_units(units, out, header, run)
+    if how.executor is not None:
+        report.executor = how.executor.stats()
+        if llm is not None:  # unused here: the workers asked their own
+            asyncio.run(llm.aclose())
     seconds["extract"] = time.perf_counter() - t0
-    report.stats = stats
+    report.units_resumed = got.resumed
+    report.stats = dict(got.stats)
+    yields = _yields(src, got) if llm is not None else []
     for y in yields:
         warn_if_low(y)
     report.llm_yield = {y.stage: y.to_dict() for y in yields}
-    for sid, why in dropped:
+    for sid, why in got.dropped:
         report.dropped.append(Dropped(src.where.get(sid, sid), why, sid))
-    located = [*src.given, *((src.where.get(t.source_id, t.source_id), t) for t in extracted)]
+    located = [*src.given, *((src.where.get(t.source_id, t.source_id), t) for t in got.triplets)]
     report.extracted = len(located)
     return located
+
+
+def _yields(src: Sources, got: Extracted) -> list[StageYield]:
+    """Per LLM stage (QA pairs, text sentences), every unit ends as one triplet or one dropped
+    entry; with an LLM there is no floor to fall back to (an unusable answer is dropped)."""
+    out = []
+    pair_ids = {p.id for p in src.pairs}
+    for stage, unit, wanted in (
+        ("kg_triplets", "QA pairs", True),
+        ("kg_triplets_text", "sentences", False),
+    ):
+        if not (src.pairs if wanted else src.texts):
+            continue
+        n = sum((t.source_id in pair_ids) == wanted for t in got.triplets)
+        lost = sum((sid in pair_ids) == wanted for sid, _ in got.dropped)
+        out.append(StageYield(stage, inputs=n + lost, usable=n, outputs=n, unit=unit,
+                              output_unit="triplets"))  # fmt: skip
+    return out
+
+
+@dataclass
+class _How:
+    """How units are extracted: the LLM (None: rules), its options, and a batch executor
+    other than local with the settings its workers build from (None: this process)."""
+
+    llm: Any | None
+    batch_size: int
+    use_explanation: bool
+    executor: Any | None = None
+    worker_settings: dict[str, Any] | None = None
 
 
 def _store_located(
@@ -260,10 +282,19 @@ def build_kg(
     limit: int | None = None,
     explanations: str | Path | None = None,
     progress: Progress = _quiet,
+    executor: Any | None = None,
+    worker_settings: dict[str, Any] | None = None,
 ) -> BuildReport:
-    """Read, extract, store, index entities, write the review CSV and ``build.json``."""
+    """Read, extract, store, index entities, write the review CSV and ``build.json``.
+
+    ``executor``: a batch executor other than local extracts on its workers, each building
+    the LLM from ``worker_settings`` (:func:`biorag.executor.settings_for_workers`)."""
     if batch_size < 1:
         raise BioragError("batch_size must be at least 1", param="batch_size")
+    if executor is not None and executor.kind == "local":
+        executor = None
+    if executor is not None and worker_settings is None:
+        raise ValueError("an executor needs the settings its workers build from")
     out = Path(out)
     _check_out(out, embedder)
     seconds: dict[str, float] = {}
@@ -288,8 +319,8 @@ def build_kg(
         units_kept=src.kept,
         dropped=list(src.skipped),
     )
-    located = _extract_located(src, report, llm, batch_size, use_explanation, progress, seconds)
-    out.mkdir(parents=True, exist_ok=True)
+    how = _How(llm, batch_size, use_explanation, executor, worker_settings)
+    located = _extract_located(src, report, out, how, progress, seconds)
     record_provenance(  # before storing: no triplet is ever in the graph without its source
         out,
         src.pairs,
@@ -298,4 +329,5 @@ def build_kg(
     )
     csv_path = _store_located(out, located, report, embedder, progress, seconds)
     _write_build_record(out, report, embedder, csv_path, seconds)
+    (out / CHECKPOINT).unlink(missing_ok=True)  # built: nothing left to resume
     return report

@@ -202,6 +202,7 @@ class RunManager(QueueWorker[str]):
 
     def _run(self, name: str) -> None:
         from biorag.eval.runner import run_eval
+        from biorag.executor import build_executor
 
         state = _read_json(self.root / name / STATE_FILE) or {}
         self._write(name, status="running", started_at=time.time())
@@ -214,15 +215,21 @@ class RunManager(QueueWorker[str]):
                 last[0] = time.monotonic()
                 self._write(name, done=done, total=total)
 
-        # its own searcher and models (closed after it), the server's embedder
-        with (
-            observe_progress(step),
-            Runtime(self.settings, self.rt.index_paths, embedder=self.rt.embedder) as base,
-        ):
-            run_eval(self.settings, state["dataset"], self.data_path(state["data"]),
-                     split=state.get("split"), setting=state.get("setting"),
-                     index_paths=list(self.rt.index_paths), methods=state["methods"],
-                     out_dir=self.root / name, limit=state.get("limit"), runtime=base)  # fmt: skip
+        # its own searcher and models (closed after it), the server's embedder; answered on the
+        # Ray cluster when [executor] names one
+        executor = build_executor(self.settings.executor)
+        try:
+            with (
+                observe_progress(step),
+                Runtime(self.settings, self.rt.index_paths, embedder=self.rt.embedder) as base,
+            ):
+                run_eval(self.settings, state["dataset"], self.data_path(state["data"]),
+                         split=state.get("split"), setting=state.get("setting"),
+                         index_paths=list(self.rt.index_paths), methods=state["methods"],
+                         out_dir=self.root / name, limit=state.get("limit"), runtime=base,
+                         executor=executor)  # fmt: skip
+        finally:
+            executor.close()
         from biorag.eval.report import write_report
 
         write_report(self.root / name)

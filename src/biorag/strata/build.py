@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from biorag.embed.base import Embedder
-from biorag.errors import BioragError, InputFormatError, LLMError, LLMUnavailableError
+from biorag.errors import BioragError, InputFormatError
+from biorag.executor.checkpoint import run_checkpointed
 from biorag.kg.directory import sync_entity_index
 from biorag.kg.entity_index import META, EntityIndex
-from biorag.kg.extract_triplets import RULE_MODEL
 from biorag.kg.models import AddReport, Triplet
 from biorag.kg.sqlite_store import FILENAME
 from biorag.kg.store import KGStore, open_store
@@ -48,15 +48,16 @@ from biorag.kg.typed_store import (
     node_key,
     open_typed_store,
 )
-from biorag.llm.accounting import note_fallback
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.strata.doclevel import NameMatcher
-from biorag.strata.extract import (
-    MentionMatcher,
-    extract_doc_llm,
-    extract_doc_rules,
-    extract_triplets_llm,
-    extract_triplets_rules,
+from biorag.strata.extract import DocInfo, EntityTriplet, MentionMatcher
+from biorag.strata.extract_papers import (
+    CHECKPOINT,
+    executor_batches,
+    header,
+    local_batches,
+    matcher_for,
+    paper_units,
 )
 from biorag.strata.normalize import Normalizer
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
@@ -91,6 +92,8 @@ class BuildReport:
     flat_triplets_duplicates: int = 0  # already there (another paper, an earlier build)
     flat_entities_embedded: int | None = None  # entity index synced (None: not done here)
     vectorgraphrag: str = ""  # how to use the projected graph
+    papers_resumed: int = 0  # papers whose extraction a killed build had finished
+    executor: dict[str, Any] = field(default_factory=dict)  # where extraction ran, per worker
 
 
 def _check(papers: list[dict[str, Any]]) -> None:
@@ -120,12 +123,17 @@ def build_strata(
     *,
     backend: Backend = "sqlite",
     uri: str | None = None,
+    executor: Any | None = None,
+    worker_settings: dict[str, Any] | None = None,
     **store_kw: Any,
 ) -> BuildReport:
     """Extract, normalize, store and project; returns counts (also in ``build_report.json``).
 
     ``backend``/``uri``/``store_kw`` choose the store (see the module docstring); ``out_dir``
-    always receives the report (and, with SQLite, the graph itself).
+    always receives the report (and, with SQLite, the graph itself). Extraction is resumable
+    (:mod:`biorag.strata.extract_papers`); ``executor``: a batch executor other than local
+    extracts on its workers, each building the LLM from ``worker_settings``
+    (:func:`biorag.executor.settings_for_workers`).
     """
     _check(papers)
     out = Path(out_dir)
@@ -140,8 +148,21 @@ def build_strata(
         db_path=str(location), backend=backend, mode="llm" if llm is not None else "no-llm"
     )
     models: dict[str, str] = {}  # pid -> who extracted its entity triplets
+    if executor is not None and executor.kind != "local":
+        if worker_settings is None:
+            raise ValueError("an executor needs the settings its workers build from")
+        run = executor_batches(executor, worker_settings, vocab, getattr(llm, "accounting", None))
+    else:
+        executor, run = None, local_batches(llm, vocab)
+    units = paper_units(papers)
+    done, report.papers_resumed = run_checkpointed(
+        units, out / CHECKPOINT, header(llm, vocab), run, "extracting papers"
+    )
+    if executor is not None:
+        report.executor = executor.stats()
+    extracted = [done[(u["sid"], u["hash"])] for u in units]
     with open_typed_store(location, backend, **store_kw) as store:
-        _build(store, papers, llm, embedder, vocab, report, models)
+        _build(store, papers, extracted, llm, embedder, vocab, report, models)
         store.commit()
         report.nodes, report.edges = store.counts()
         flat = open_store(location, backend, **store_kw)
@@ -161,19 +182,22 @@ def build_strata(
         else f"the entity relations are Entity/RELATION in the Neo4j database at {location}"
     )
     write_json_atomic(out / REPORT_NAME, asdict(report))
+    (out / CHECKPOINT).unlink(missing_ok=True)  # stored: nothing left to resume
     return report
 
 
 def _build(
     store: TypedGraphStore,
     papers: list[dict[str, Any]],
+    extracted: list[dict[str, Any]],
     llm: Any,
     embedder: Embedder | None,
     vocab: Vocabulary,
     report: BuildReport,
     models: dict[str, str],
 ) -> None:
-    """Write every paper's entity and document level into ``store``."""
+    """Write every paper's entity and document level (``extracted``, one result per paper of
+    :func:`~biorag.strata.extract_papers.extract_paper`) into ``store``."""
     normalizer = Normalizer(vocab, embedder, llm)
     yields = {
         "strata_triplets": StageYield("strata_triplets", unit="papers", output_unit="triplets"),
@@ -182,55 +206,22 @@ def _build(
         ),
     }
     names = NameMatcher(embedder)
-    matcher: MentionMatcher | ShapeMatcher = MentionMatcher(vocab) if len(vocab) else ShapeMatcher()
+    matcher = matcher_for(vocab)
     report.entities = entity_source(len(vocab), llm is not None)
     pids = {str(p["pid"]) for p in papers}
     for p in papers:  # every input paper first, so a citation never makes it a stub
         store.upsert_node("Paper", str(p["pid"]), str(p.get("title") or p["pid"]))
-    for p in papers:
-        _build_paper(store, p, pids, llm, vocab, matcher, normalizer, names, report, models, yields)
+    for p, got in zip(papers, extracted, strict=True):
+        _build_paper(store, p, pids, got, matcher, normalizer, names, report, models, yields)
     if llm is not None:
         _report_yields(yields, normalizer, report)
-
-
-def _extract_paper(
-    llm: Any,
-    vocab: Vocabulary,
-    matcher: MentionMatcher | ShapeMatcher,
-    paper: tuple[str, str, str, list[str]],
-    report: BuildReport,
-    models: dict[str, str],
-    yields: dict[str, StageYield],
-) -> tuple[list[Any], Any]:
-    """One paper's entity triplets and document level: by the LLM, else by the no-LLM floor."""
-    pid, title, abstract, keywords = paper
-    triplets, doc = None, None
-    models[pid] = RULE_MODEL
-    if llm is not None:
-        try:
-            triplets = extract_triplets_llm(llm, title, abstract, pid)
-            models[pid] = str(llm.model)
-            doc = extract_doc_llm(llm, title, abstract, keywords, pid)
-        except LLMUnavailableError:
-            raise  # no model at all: stop, do not run on without it
-        except LLMError as e:
-            log.warning("paper %s: LLM extraction failed (%s); using patterns", pid, e)
-            report.llm_fallbacks += 1
-            note_fallback(llm, "strata_triplets")
-        _tally(yields, triplets, doc)
-    if triplets is None:
-        triplets = extract_triplets_rules(f"{title}. {abstract}", vocab, matcher)
-    if doc is None:
-        doc = extract_doc_rules(title, abstract, keywords)
-    return triplets, doc
 
 
 def _build_paper(
     store: TypedGraphStore,
     p: dict[str, Any],
     pids: set[str],
-    llm: Any,
-    vocab: Vocabulary,
+    got: dict[str, Any],
     matcher: MentionMatcher | ShapeMatcher,
     normalizer: Normalizer,
     names: NameMatcher,
@@ -244,9 +235,12 @@ def _build_paper(
     keywords = [str(k) for k in p.get("keywords") or []]
     attrs = {"title": title, "year": p.get("year"), "keywords": keywords}
     paper = store.upsert_node("Paper", pid, title or pid, None, attrs)
-    triplets, doc = _extract_paper(
-        llm, vocab, matcher, (pid, title, abstract, keywords), report, models, yields
-    )
+    triplets = [EntityTriplet(**t) for t in got["triplets"]]
+    doc = DocInfo(**got["doc"])
+    models[pid] = got["model"]
+    report.llm_fallbacks += bool(got["fell_back"])
+    if got["tally"] is not None:
+        _tally(yields, *got["tally"])
     mentioned = {(m[0], m[1]) for m in matcher.find(f"{title}. {abstract}")}
     for t in triplets:
         s = _entity(store, normalizer, report, t.subject, t.subject_type)
@@ -294,20 +288,17 @@ def _report_yields(
     report.llm_yield = {k: y.to_dict() for k, y in yields.items()}
 
 
-def _tally(yields: dict[str, StageYield], triplets: list[Any] | None, doc: Any | None) -> None:
+def _tally(yields: dict[str, StageYield], triplets: int | None, facts: int | None) -> None:
     """Count one paper's LLM stages: None is a fallback to the floor (the call failed; the
-    document level is not asked when the triplets failed), else usable when not empty."""
-    for stage, items in (
-        ("strata_triplets", triplets),
-        ("strata_doc", None if doc is None else [*doc.methods, *doc.datasets, *doc.domains]),
-    ):
+    document level is not asked when the triplets failed), else usable when not zero."""
+    for stage, n in (("strata_triplets", triplets), ("strata_doc", facts)):
         y = yields[stage]
         y.inputs += 1
-        if items is None:
+        if n is None:
             y.fallbacks += 1
         else:
-            y.usable += bool(items)
-            y.outputs += len(items)
+            y.usable += bool(n)
+            y.outputs += n
 
 
 def _entity(

@@ -1,0 +1,67 @@
+"""A BioStrataKG build stopped midway (a fault injected after one batch of papers) resumes with
+the papers it had not extracted and stores what one uninterrupted build stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.conftest import HashEmbedder
+
+import biorag.strata.build as strata_build
+from biorag.strata import build_strata
+from biorag.strata.extract_papers import CHECKPOINT, PAPERS_PER_BATCH
+from biorag.strata.vocab import Vocabulary
+
+DEMO = Path(__file__).resolve().parents[2] / "src" / "biorag" / "demo" / "data"
+N = 2 * PAPERS_PER_BATCH + 5
+
+
+def demo_papers(n: int = N) -> list[dict]:
+    rows = [json.loads(x) for x in (DEMO / "pubmedqa_sample.jsonl").read_text().splitlines()]
+    return [
+        {"pid": r["id"], "title": r.get("title") or "", "abstract": r["text"]} for r in rows[:n]
+    ]
+
+
+class Stop(Exception):
+    pass
+
+
+def comparable(report) -> dict:
+    return {
+        k: v
+        for k, v in vars(report).items()
+        if k not in ("db_path", "papers_resumed", "vectorgraphrag")
+    }
+
+
+def test_a_stopped_strata_build_resumes_with_the_papers_left(tmp_path, monkeypatch):
+    papers, emb = demo_papers(), HashEmbedder()
+    whole = build_strata(papers, None, emb, Vocabulary(), tmp_path / "whole")
+    assert whole.papers == N and not (tmp_path / "whole" / CHECKPOINT).exists()
+    assert sum(whole.edges.values()) > N  # mentions, methods, domains: a graph to compare
+
+    real = strata_build.local_batches
+
+    def stopping(*args):
+        run = real(*args)
+
+        def gen(todo):
+            for i, results in enumerate(run(todo)):
+                if i == 1:
+                    raise Stop
+                yield results
+
+        return gen
+
+    monkeypatch.setattr(strata_build, "local_batches", stopping)
+    with pytest.raises(Stop):
+        build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")
+    assert len((tmp_path / "kg" / CHECKPOINT).read_text().splitlines()) == 1 + PAPERS_PER_BATCH
+    monkeypatch.undo()
+    again = build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")
+    assert again.papers_resumed == PAPERS_PER_BATCH
+    assert comparable(again) == comparable(whole)
+    assert not (tmp_path / "kg" / CHECKPOINT).exists()
