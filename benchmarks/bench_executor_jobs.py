@@ -11,10 +11,10 @@ Each job's units go through its worker class, the one the CLI uses, on each exec
 
 Runs: local with torch on 1 and 2 threads (one worker in this process), and Ray with 1 and 2
 actors of one CPU on a local Ray started in this process (the wall time includes starting the
-actors, each loading what its worker needs; a local run's first batch loads its models).
-No embedding cache, so no run reuses another's vectors. Per run: wall seconds, units/s, per worker its
-units and units/s while busy; "overhead" is the wall time minus the busiest worker's busy time.
-Every run's results are checked equal to the first local run's.
+actors, each loading what its worker needs; a local run's first batch loads its models). No
+embedding cache, so no run reuses another's vectors. Per run: wall seconds, units/s, per worker
+its units and units/s while busy; "overhead" is the wall time minus the busiest worker's busy
+time. Every run's results are checked equal to the first local run's.
 
     python benchmarks/bench_executor_jobs.py --jobs kg,strata,eval --out \\
         benchmarks/results/executor_jobs.json

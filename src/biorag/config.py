@@ -233,9 +233,9 @@ class IndexSettings(_Section):
 
 
 class ExecutorSettings(_Section):
-    """Where embarrassingly parallel batch work runs (embedding an index's chunks): in this
-    process (``local``, the default) or on a Ray cluster (``ray``: Ray Data ``map_batches``
-    over an actor pool; the ``ray`` extra)."""
+    """Where embarrassingly parallel batch work runs (embedding an index's chunks, kg and
+    strata extraction, eval answering): in this process (``local``, the default) or on a Ray
+    cluster (``ray``: Ray Data ``map_batches`` over an actor pool; the ``ray`` extra)."""
 
     kind: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(

@@ -485,3 +485,12 @@ def test_a_setting_added_later_at_its_default_does_not_block_a_resume():
     assert len(diffs) == 1 and diffs[0].startswith("models.retrieval:")
     moved = {**now, "k": 3}  # a recorded setting that changed is still refused
     assert config_differences(old, {"models": {"retrieval": moved, "embed_model": "m"}})
+
+
+def test_method_option_paths_are_made_absolute_for_workers(tmp_path, monkeypatch):
+    from biorag.eval.run_on_executor import absolute_paths
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kg").mkdir()
+    got = absolute_paths({"vectorgraphrag": {"kg": "kg", "top_k": 5, "mode": "faithful"}})
+    assert got == {"vectorgraphrag": {"kg": str(tmp_path / "kg"), "top_k": 5, "mode": "faithful"}}

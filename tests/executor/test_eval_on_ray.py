@@ -73,6 +73,11 @@ def _records(out: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
+def _whole_lines(path: Path) -> int:
+    """Records written so far by a run that may be writing (a line not yet ended is not one)."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
 def _answers(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["method"], r["question_id"]): {k: r[k] for k in SAME} for r in _records(out)}
 
@@ -111,14 +116,14 @@ def test_an_eval_killed_on_ray_resumes_without_asking_twice(
                             start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "predictions.jsonl").exists() and 0 < len(_records(out)) < N_QUESTIONS * 2:
+        if 0 < _whole_lines(out / "predictions.jsonl") < N_QUESTIONS * 2:
             os.killpg(proc.pid, signal.SIGKILL)
             break
         time.sleep(0.05)
     proc.wait(timeout=60)
     if proc.returncode == 0:
         pytest.fail("the eval ended before it could be killed midway")
-    first = len(_records(out))
+    first = _whole_lines(out / "predictions.jsonl")
     assert 0 < first < N_QUESTIONS * 2
     r = subprocess.run([*cmd], env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -110,3 +110,41 @@ def test_a_torn_last_line_is_extracted_again(tmp_path, monkeypatch):
     assert report.units_resumed == UNITS_PER_BATCH - 1
     whole = build_kg(src, "medmcqa", tmp_path / "whole", embedder=emb)
     assert stored(tmp_path / "kg") == stored(tmp_path / "whole") and whole.added == report.added
+
+
+def test_units_sharing_a_source_id_keep_their_own_triplets():
+    import asyncio
+
+    from biorag.kg.extract_units import extract_batch
+
+    units = [  # two paragraphs at line 1 of two files named abstract.txt
+        {"sid": "abstract.txt:1", "hash": "a", "text": "Metformin reduces hepatic glucose output."},
+        {"sid": "abstract.txt:1", "hash": "b", "text": "Aspirin inhibits platelet aggregation."},
+    ]
+    got = asyncio.run(extract_batch(units, None, 1, True))
+    subjects = [[t["subject"].lower() for t in r["triplets"]] for r in got]
+    assert subjects == [["metformin"], ["aspirin"]]
+
+
+def test_a_batch_keeps_every_llm_slot_busy():
+    from biorag.kg.extract_units import batches_of
+
+    assert batches_of(1, 256, None) == UNITS_PER_BATCH  # the rules: the default batch
+    assert batches_of(64, 256, 8) == 64 * 16  # 16 calls for 8 slots, not one
+    assert batches_of(1, 2, None) == 2  # a small executor batch is kept
+
+
+def test_appending_after_a_torn_line_starts_a_new_one(tmp_path):
+    from biorag.executor.checkpoint import read_checkpoint, run_checkpointed
+
+    header = {"checkpoint": 1}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(header) + '\n{"sid": "1", "hash": "h", "x": 1}\n{"sid": "2", "ha')
+    units = [{"sid": str(i), "hash": "h"} for i in range(1, 4)]
+
+    def run(todo):
+        yield [{**u, "x": 2} for u in todo]
+
+    done, resumed = run_checkpointed(units, path, header, run, "test")
+    assert resumed == 1 and len(done) == 3
+    assert len(read_checkpoint(path, header)) == 3  # every line whole again

@@ -192,3 +192,22 @@ def test_every_request_of_a_method_has_a_budget(
     unbudgeted = sorted({r.stage for r in calls if r.max_tokens == UNSET})
     assert not unbudgeted, f"{method}: stages without a budget: {unbudgeted}"
     assert not [r.stage for r in calls if r.json_schema is not None and r.stop]
+
+
+def test_shared_clients_scale_budgets_as_the_settings_say() -> None:
+    """Eval answers and Ray workers take their clients from SharedLLM: budget_scale holds."""
+    from biorag.config import Settings
+    from biorag.llm.accounting import Accounting
+    from biorag.llm.shared import SharedLLM
+
+    s = Settings(
+        llm={
+            "backend": "mock",
+            "mock_script": "dry-run",
+            "budget_scale": 3.0,
+            "cache": False,
+            "concurrency": 5,
+        }
+    )
+    client = SharedLLM(s).client(Accounting())
+    assert client.budget_scale == 3.0 and client.concurrency == 5

@@ -8,10 +8,13 @@ answers each batch of (method, question) pairs with
 The driver appends each batch's prediction records to ``predictions.jsonl`` as the batch
 returns, so a killed run resumes, like a local one, with the pairs that have no record.
 
-Workers read the index directories, knowledge graphs and models at the paths the driver
-names (made absolute): on a cluster of several machines those must be on a filesystem every
-node mounts, and each node's environment must hold the API keys the settings name. The LLM
-cache is each worker's own ``home``; on one machine they share it (SQLite, WAL).
+Workers read the index directories, knowledge graphs and models at the paths the driver names
+(made absolute, the methods' options' paths too): on a cluster of several machines those must
+be on a filesystem every node mounts, and each node's environment must hold the API keys the
+settings name. The LLM cache is each worker's own ``home``; on one machine they share it
+(SQLite, WAL). Every actor runs ``concurrency`` answers with its own LLM limit
+(``llm.concurrency``), so an endpoint sees up to actors x that many requests: set
+``executor.ray_workers`` to what it serves.
 
 Items and records travel as JSON text, so Ray Data never has to infer a schema for them.
 """
@@ -94,10 +97,25 @@ async def answer_on_executor(
             got = await asyncio.to_thread(next, batches, None)
             if got is None:
                 return
-            stop = False
-            for text in got[1]:
-                rec = json.loads(str(text))
+            records = [json.loads(str(text)) for text in got[1]]
+            for rec in records:  # the whole batch is kept before anything may stop the run
                 writer.append(rec)
+            stop = False
+            for rec in records:
                 stop = on_record(rec) or stop
             if stop:
                 return
+
+
+def absolute_paths(method_options: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The methods' options with each relative path that exists here (a knowledge graph's
+    ``kg``) made absolute, as the workers, in another working directory, need them."""
+    out: dict[str, dict[str, Any]] = {}
+    for method, opts in method_options.items():
+        out[method] = {
+            k: str(Path(v).resolve())
+            if isinstance(v, str) and v and not Path(v).is_absolute() and Path(v).exists()
+            else v
+            for k, v in opts.items()
+        }
+    return out

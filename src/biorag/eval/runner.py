@@ -48,7 +48,7 @@ from biorag.eval.records import (
 )
 from biorag.eval.run_config import config_differences as config_differences
 from biorag.eval.run_metrics import run_metrics
-from biorag.eval.run_on_executor import answer_on_executor
+from biorag.eval.run_on_executor import absolute_paths, answer_on_executor
 from biorag.eval.run_setup import (
     build_methods,
     check_arguments,
@@ -179,7 +179,7 @@ async def arun_eval(
             try:
                 if executor is not None and executor.kind != "local":
                     args = (settings_for_workers(settings), [str(p.resolve()) for p in index_paths],
-                            method_options, concurrency)  # fmt: skip
+                            absolute_paths(method_options), concurrency)  # fmt: skip
                     await answer_on_executor(pending, executor, args, out / PREDICTIONS_FILE,
                                              tally.add)  # fmt: skip
                     summary.executor = executor.stats()

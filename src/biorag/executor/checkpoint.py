@@ -48,10 +48,26 @@ def read_checkpoint(path: Path, header: dict[str, Any]) -> dict[Key, dict[str, A
     for line in lines[1:]:
         try:
             rec = json.loads(line)
-        except json.JSONDecodeError:
+            done[(rec["sid"], rec["hash"])] = rec
+        except (json.JSONDecodeError, KeyError, TypeError):
             continue  # the line a kill cut short: its unit is done again
-        done[(rec["sid"], rec["hash"])] = rec
     return done
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Truncate a checkpoint to its last complete line, so what is appended next starts on a
+    line of its own."""
+    with path.open("rb+") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
+        data = f.read()
+        f.truncate(data.rfind(b"\n") + 1)
 
 
 def run_checkpointed(
@@ -76,6 +92,8 @@ def run_checkpointed(
         for results in run_batches(todo):
             if f is None:
                 fresh = not path.is_file()
+                if not fresh:
+                    _cut_torn_tail(path)
                 f = path.open("a", encoding="utf-8")
                 if fresh:
                     f.write(json.dumps(header) + "\n")

@@ -62,9 +62,11 @@ def _probe(address: str | None) -> None:
 class _Actor:
     """The Ray Data UDF: builds the worker once per actor, runs it on each batch."""
 
-    def __init__(self, worker_cls: type, args: tuple[Any, ...]):
+    def __init__(self, worker_cls: type, args: Any):
         import ray
 
+        if isinstance(args, ray.ObjectRef):  # put once by the driver (a vocabulary, say)
+            args = ray.get(args)
         self.worker = worker_cls(*args)
         self.name = f"{ray.get_runtime_context().get_node_id()[:8]}/pid{os.getpid()}"
 
@@ -135,7 +137,7 @@ class RayExecutor:
         )
         out = ds.map_batches(
             _Actor,
-            fn_constructor_args=(worker_cls, args),
+            fn_constructor_args=(worker_cls, ray.put(args)),  # stored once, not per actor
             compute=ray.data.ActorPoolStrategy(size=self.workers),
             num_cpus=1,
             batch_size=batch_size,

@@ -159,19 +159,22 @@ def _extract_located(
     header = {"checkpoint": 1, "format": report.format, "extractor": report.extractor,
               "use_explanation": how.use_explanation, "batch_size": how.batch_size}  # fmt: skip
     t0 = time.perf_counter()
+    concurrency = getattr(llm, "concurrency", None) if llm is not None else None
     if how.executor is not None:
-        per_batch = batches_of(how.batch_size, how.executor.settings.batch_size)
+        per_batch = batches_of(how.batch_size, how.executor.settings.batch_size, concurrency)
         run = executor_batches(how.executor, how.worker_settings or {}, how.batch_size,
                                how.use_explanation, per_batch,
                                getattr(llm, "accounting", None))  # fmt: skip
     else:
-        per_batch = batches_of(how.batch_size, UNITS_PER_BATCH)
+        per_batch = batches_of(how.batch_size, UNITS_PER_BATCH, concurrency)
         run = local_batches(llm, how.batch_size, how.use_explanation, per_batch)
-    got = extract_units(units, out, header, run)
+    try:
+        got = extract_units(units, out, header, run)
+    finally:
+        if how.executor is not None and llm is not None:  # unused here: workers had their own
+            asyncio.run(llm.aclose())
     if how.executor is not None:
         report.executor = how.executor.stats()
-        if llm is not None:  # unused here: the workers asked their own
-            asyncio.run(llm.aclose())
     seconds["extract"] = time.perf_counter() - t0
     report.units_resumed = got.resumed
     report.stats = dict(got.stats)

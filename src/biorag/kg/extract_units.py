@@ -43,7 +43,6 @@ class Extracted:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     stats: Counter[str] = field(default_factory=Counter)
     resumed: int = 0  # units taken from the checkpoint
-    executor: dict[str, Any] = field(default_factory=dict)
 
 
 def units_of(pairs: Sequence[QAPair], texts: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -57,40 +56,55 @@ def units_of(pairs: Sequence[QAPair], texts: Sequence[tuple[str, str]]) -> list[
     return out
 
 
+def _groups(units: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """Unit positions in runs where no source id repeats (results are matched back by source
+    id: two paragraphs of files of the same name share one), in order; usually one run."""
+    groups: list[list[int]] = [[]]
+    seen: set[str] = set()
+    for i, u in enumerate(units):
+        if u["sid"] in seen:
+            groups.append([])
+            seen = set()
+        groups[-1].append(i)
+        seen.add(u["sid"])
+    return groups
+
+
 async def extract_batch(
     units: Sequence[dict[str, Any]], llm: Any | None, batch_size: int, use_explanation: bool
 ) -> list[dict[str, Any]]:
     """One result per unit: ``{"sid", "hash", "triplets": [...], "dropped": [reasons]}``; the
     batch's counters are on the first (``stats``)."""
-    pairs = [QAPair(**u["pair"]) for u in units if "pair" in u]
-    texts = [(u["sid"], u["text"]) for u in units if "pair" not in u]
-    by_sid: dict[str, list[Triplet]] = {u["sid"]: [] for u in units}
-    why: dict[str, list[str]] = {u["sid"]: [] for u in units}
+    results: list[dict[str, Any]] = [{} for _ in units]
     stats: Counter[str] = Counter()
-    reports = []
-    if pairs:
-        reports.append(
-            await extract_qa_triplets(
-                pairs, llm, batch_size=batch_size, use_explanation=use_explanation
+    for group in _groups(units):
+        part = [units[i] for i in group]
+        pairs = [QAPair(**u["pair"]) for u in part if "pair" in u]
+        texts = [(u["sid"], u["text"]) for u in part if "pair" not in u]
+        by_sid: dict[str, list[Triplet]] = {u["sid"]: [] for u in part}
+        why: dict[str, list[str]] = {u["sid"]: [] for u in part}
+        reports = []
+        if pairs:
+            reports.append(
+                await extract_qa_triplets(
+                    pairs, llm, batch_size=batch_size, use_explanation=use_explanation
+                )
             )
-        )
-    if texts:
-        reports.append(await extract_text_triplets(texts, llm))
-    for rep in reports:
-        stats.update(rep.stats)
-        for t in rep.triplets:
-            by_sid[t.source_id].append(t)
-        for sid, reason in rep.dropped:
-            why[sid].append(reason)
-    results = [
-        {
-            "sid": u["sid"],
-            "hash": u["hash"],
-            "triplets": [t.model_dump() for t in by_sid[u["sid"]]],
-            "dropped": why[u["sid"]],
-        }
-        for u in units
-    ]
+        if texts:
+            reports.append(await extract_text_triplets(texts, llm))
+        for rep in reports:
+            stats.update(rep.stats)
+            for t in rep.triplets:
+                by_sid[t.source_id].append(t)
+            for sid, reason in rep.dropped:
+                why[sid].append(reason)
+        for i, u in zip(group, part, strict=True):
+            results[i] = {
+                "sid": u["sid"],
+                "hash": u["hash"],
+                "triplets": [t.model_dump() for t in by_sid[u["sid"]]],
+                "dropped": why[u["sid"]],
+            }
     if results:
         results[0]["stats"] = dict(stats)
     return results
@@ -123,11 +137,15 @@ class TripletWorker:
         return [json.dumps(r, ensure_ascii=False) for r in results]
 
 
-def batches_of(llm_batch: int, executor_batch: int) -> int:
-    """Units per batch: at most :data:`UNITS_PER_BATCH` (and the executor's batch size), a
-    multiple of the LLM's pairs per call."""
+def batches_of(llm_batch: int, executor_batch: int, concurrency: int | None) -> int:
+    """Units per batch: :data:`UNITS_PER_BATCH` (or the executor's batch size, if smaller), a
+    multiple of the LLM's pairs per call; with an LLM (``concurrency``: its calls in flight)
+    at least two calls per slot, so a batch keeps every slot busy."""
     cap = max(1, min(UNITS_PER_BATCH, executor_batch))
-    return llm_batch * max(1, cap // llm_batch)
+    calls = max(1, cap // llm_batch)
+    if concurrency is not None:
+        calls = max(calls, 2 * concurrency)
+    return llm_batch * calls
 
 
 def extract_units(
@@ -161,10 +179,12 @@ def local_batches(
                 yield loop.run_until_complete(
                     extract_batch(chunk, llm, batch_size, use_explanation)
                 )
-            if llm is not None:
-                loop.run_until_complete(llm.aclose())
         finally:
-            loop.close()
+            try:
+                if llm is not None:
+                    loop.run_until_complete(llm.aclose())
+            finally:
+                loop.close()
 
     return run
 

@@ -60,6 +60,7 @@ class LLM:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.budget_scale = budget_scale
+        self.concurrency = concurrency  # requests in flight at most
         chain: LLMBackend = AccountingMiddleware(backend, self.accounting)
         chain = ConcurrencyLimit(chain, concurrency)
         chain = RetryMiddleware(chain, max_retries, base_delay=retry_base_delay, sleep=sleep)

@@ -61,6 +61,7 @@ class SharedLLM:
             concurrency=self.cfg.concurrency,
             max_tokens=self.cfg.max_tokens,
             temperature=self.cfg.temperature,
+            budget_scale=self.cfg.budget_scale,
         )
 
     async def aclose(self) -> None:

@@ -61,11 +61,11 @@ def matcher_for(vocab: Vocabulary) -> MentionMatcher | ShapeMatcher:
 
 def header(llm: Any | None, vocab: Vocabulary) -> dict[str, Any]:
     """What a checkpoint's results depend on: the extractor and the vocabulary."""
-    ids = sorted(e.id for e in vocab.entries)
+    entries = sorted([e.id, e.type, e.surfaces()] for e in vocab.entries)
     return {
         "checkpoint": 1,
         "extractor": RULE_MODEL if llm is None else f"llm:{llm.model}",
-        "vocabulary": f"{len(ids)}:{content_hash(ids)}",
+        "vocabulary": f"{len(entries)}:{content_hash(entries)}",
     }
 
 
