@@ -57,3 +57,29 @@ def test_no_module_renames_files_into_place_by_itself():
         if pattern.search(line)
     ]
     assert offenders == []
+
+
+def test_a_directory_written_atomically_is_synced_before_it_is_renamed(tmp_path, monkeypatch):
+    import os
+
+    from biorag.util import files
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def record(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr(files.os, "fsync", record)
+
+    def write(tmp):
+        (tmp / "sub").mkdir()
+        (tmp / "a.npy").write_bytes(b"x")
+        (tmp / "sub" / "b.json").write_text("{}")
+
+    target = files.write_dir_atomically(tmp_path / "seg", write)
+    names = [os.path.basename(p) for p in synced]
+    assert {"a.npy", "b.json", "sub"} <= set(names)  # files and folders, under the temp name
+    assert names[-1] == tmp_path.name  # then the parent, after the rename
+    assert (target / "sub" / "b.json").read_text() == "{}"

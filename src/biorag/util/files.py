@@ -55,14 +55,17 @@ def write_dir_atomically(target: str | Path, write: Callable[[Path], None]) -> P
     """Call ``write(tmp_dir)`` on a fresh sibling directory, then swap it in as ``target``.
 
     A reader sees either the old complete directory or the new complete one: the new one is
-    renamed into place (an old one is first renamed aside, then deleted). On an error the
-    temporary directory is removed and ``target`` is left as it was.
+    renamed into place (an old one is first renamed aside, then deleted). Its files are
+    fsynced before the rename and the parent after it, so a commit point written next (an
+    index's ``segments.json``) never names a directory a power cut could leave empty. On an
+    error the temporary directory is removed and ``target`` is left as it was.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         write(tmp)
+        _fsync_tree(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -71,6 +74,33 @@ def write_dir_atomically(target: str | Path, write: Callable[[Path], None]) -> P
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
         os.replace(target, old / "x")
     os.replace(tmp, target)
+    _fsync_dir(target.parent)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return target
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a directory's entries durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every file under ``root``, then every directory, deepest first."""
+    dirs = [root]
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames:
+            with open(os.path.join(dirpath, name), "rb") as fh:
+                os.fsync(fh.fileno())
+        dirs += [Path(dirpath) / d for d in dirnames]
+    for d in reversed(dirs):
+        _fsync_dir(d)
