@@ -45,17 +45,24 @@ class BioRAG:
     def add(self, paths: list[str | Path], fmt: str = "auto") -> dict[str, Any]:
         """Add corpus files (see ``biorag.corpus.loaders``); returns the build report."""
         from biorag.corpus.loaders import load_corpora
+        from biorag.executor import build_executor
         from biorag.retrieve.index import IndexDir
 
         self.runtime.reset_searcher()
-        with IndexDir(
-            self.index,
-            self.runtime.embedder,
-            self.settings.chunking,
-            self.settings.retrieval,
-            index=self.settings.index,
-        ) as idx:
-            return idx.add(load_corpora([Path(p) for p in paths], fmt)).to_dict()
+        executor = build_executor(self.settings.executor)  # [executor] kind = "ray": embed there
+        try:
+            with IndexDir(
+                self.index,
+                self.runtime.embedder,
+                self.settings.chunking,
+                self.settings.retrieval,
+                index=self.settings.index,
+                executor=executor,
+                embed_settings=self.settings.embed,
+            ) as idx:
+                return idx.add(load_corpora([Path(p) for p in paths], fmt)).to_dict()
+        finally:
+            executor.close()
 
     def remove(self, doc_ids: list[str]) -> dict[str, Any]:
         """Delete documents by content id or source id (PMID)."""

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from biorag.config import Settings
+from biorag.config import ExecutorSettings, Settings
 from biorag.errors import BioragError
 from biorag.methods.runtime import Runtime
 from biorag.serve.worker import QueueWorker
@@ -250,6 +250,7 @@ class JobManager(QueueWorker[str]):
             shutil.rmtree(self.root / job.id / "files", ignore_errors=True)
 
     def _run(self, job: Job) -> None:
+        from biorag.executor import build_executor
         from biorag.retrieve.index import IndexDir
 
         if self._stopping.is_set():
@@ -267,13 +268,21 @@ class JobManager(QueueWorker[str]):
                 last[0] = now
                 self._update(job, step=desc, done=done, total=total)
 
-        with (
-            observe_progress(step),
-            IndexDir(
-                path, self.rt.embedder, retrieval=self.settings.retrieval, index=self.settings.index
-            ) as idx,
-        ):
-            report = self._add(job, idx) if job.kind == "add" else self._remove(job, idx)
+        executor = build_executor(  # [executor] kind = "ray": an add's chunks embedded there
+            self.settings.executor if job.kind == "add" else ExecutorSettings()
+        )
+        try:
+            with (
+                observe_progress(step),
+                IndexDir(
+                    path, self.rt.embedder, retrieval=self.settings.retrieval,
+                    index=self.settings.index, executor=executor,
+                    embed_settings=self.settings.embed,
+                ) as idx,
+            ):  # fmt: skip
+                report = self._add(job, idx) if job.kind == "add" else self._remove(job, idx)
+        finally:
+            executor.close()
         self.rt.reload_searcher()
         self._finish(job, "done", report=report)
         shutil.rmtree(self.root / job.id / "files", ignore_errors=True)
