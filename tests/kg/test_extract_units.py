@@ -148,3 +148,17 @@ def test_appending_after_a_torn_line_starts_a_new_one(tmp_path):
     done, resumed = run_checkpointed(units, path, header, run, "test")
     assert resumed == 1 and len(done) == 3
     assert len(read_checkpoint(path, header)) == 3  # every line whole again
+
+
+def test_a_second_build_writing_the_same_checkpoint_is_refused(tmp_path):
+    from biorag.errors import BioragError
+    from biorag.executor.checkpoint import run_checkpointed
+    from biorag.util.jsonl_log import RecordWriter
+
+    path = tmp_path / "c.jsonl"
+
+    def run(todo):
+        yield [{**u, "x": 1} for u in todo]
+
+    with RecordWriter(path), pytest.raises(BioragError, match="another run is writing"):
+        run_checkpointed([{"sid": "1", "hash": "h"}], path, {"checkpoint": 1}, run, "test")

@@ -20,11 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from biorag.errors import BioragError
+from biorag.util.jsonl_log import RecordWriter, open_locked, read_jsonl_records
 
 log = logging.getLogger("biorag.eval")
 
@@ -74,65 +74,6 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict[str
     )
 
 
-def read_jsonl_records(
-    path: str | Path,
-    required: tuple[str, ...],
-    *,
-    what: str,
-    redo: str,
-    repair: bool = False,
-) -> list[dict[str, Any]]:
-    """All complete records (JSON objects with the ``required`` keys) of an append-only log.
-
-    A last line without its newline was cut off mid-write: it is dropped with a warning (ending
-    with ``redo``, what happens to it) and, with ``repair=True``, cut from the file so appends
-    start on a clean line. A line before the last that is not such a record means the file was
-    edited or two runs wrote to it: that is an error naming the line (``what`` names the kind).
-    """
-    path = Path(path)
-    if not path.is_file():
-        return []
-    data = path.read_bytes()
-    records: list[dict[str, Any]] = []
-    good_end = 0
-    pos = 0
-    lineno = 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        lineno += 1
-        if nl < 0:
-            log.warning(
-                "%s: dropping a truncated last line (%d bytes, line %d) left by an interrupted "
-                "run; %s",
-                path,
-                len(data) - pos,
-                lineno,
-                redo,
-            )
-            break
-        line = data[pos:nl].strip()
-        if line:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                rec = None
-            if not isinstance(rec, dict) or any(k not in rec for k in required):
-                raise BioragError(
-                    f"{path} line {lineno} is not {what}; the file was edited or "
-                    "written by two runs at once: delete that line, or use a new run directory",
-                    param="out",
-                )
-            records.append(rec)
-        pos = nl + 1
-        good_end = pos
-    if repair and good_end < len(data):
-        with open(path, "r+b") as fh:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
-    return records
-
-
 def judged_text(record: dict[str, Any]) -> str:
     """The answer text a judge scores: ``answer_text``, else a string ``prediction``."""
     text = record.get("answer_text")
@@ -174,54 +115,6 @@ def latest_records(records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[
     return {(r["method"], str(r["question_id"])): r for r in records}
 
 
-def _open_locked(path: Path, busy: str) -> IO[bytes]:
-    """``path`` opened for appending with an exclusive lock (where the platform has ``fcntl``;
-    the OS drops it when the process dies); :class:`BioragError` ``busy`` when another process
-    holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh: IO[bytes] = open(path, "ab")  # noqa: SIM115 - the caller closes it
-    try:
-        import fcntl
-
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:  # pragma: no cover - not POSIX
-        pass
-    except OSError:
-        fh.close()
-        raise BioragError(busy) from None
-    return fh
-
-
-class RecordWriter:
-    """Appends records to a JSONL log: one whole line per record, flushed and fsynced.
-
-    Holds an exclusive lock on the file while open (where the platform has ``fcntl``), so two
-    runs cannot write into the same directory at once.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._fh = _open_locked(
-            self.path, f"another run is writing {self.path}; wait for it or use a new run directory"
-        )
-
-    def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        self._fh.write(line.encode("utf-8"))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-
-    def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
-
-    def __enter__(self) -> RecordWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 PredictionWriter = RecordWriter  # the writer of predictions.jsonl
 
 LOCK_FILE = ".run.lock"
@@ -234,7 +127,7 @@ class RunDirLock:
 
     def __init__(self, out_dir: str | Path) -> None:
         self.path = Path(out_dir) / LOCK_FILE
-        self._fh = _open_locked(
+        self._fh = open_locked(
             self.path,
             f"another run is using {self.path.parent}; wait for it to finish or write to "
             "another output directory",

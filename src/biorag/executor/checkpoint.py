@@ -2,10 +2,11 @@
 killed midway and started again does only the units it had not finished.
 
 A unit is a dict with a ``sid`` (its source id) and a ``hash`` of its content; a result is a
-dict with the same two keys. The checkpoint's first line names what made it (the caller's
-``header``: extractor, options); a checkpoint made otherwise is set aside as ``.stale``
-rather than mixed in. A torn last line (a kill mid-write) is ignored: its unit is done again.
-The caller deletes the checkpoint once the work's results are stored.
+dict with the same two keys. The checkpoint is an append-only log (:mod:`biorag.util.jsonl_log`:
+whole lines, fsynced a batch at a time, one writer at a time). Its first line names what made
+it (the caller's ``header``: extractor, options); a checkpoint made otherwise is set aside as
+``.stale`` rather than mixed in. A torn last line (a kill mid-write) is cut off: its unit is
+done again. The caller deletes the checkpoint once the work's results are stored.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from biorag.errors import BioragError
+from biorag.util.jsonl_log import RecordWriter, read_jsonl_records
 from biorag.util.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -31,43 +34,26 @@ def content_hash(body: Any) -> str:
 
 
 def read_checkpoint(path: Path, header: dict[str, Any]) -> dict[Key, dict[str, Any]]:
-    """The finished units of ``path`` made as ``header`` says, by ``(sid, hash)``."""
-    if not path.is_file():
-        return {}
-    lines = path.read_text(encoding="utf-8").splitlines()
-    try:
-        first = json.loads(lines[0]) if lines else {}
-    except json.JSONDecodeError:
-        first = {}
-    if first != header:
+    """The finished units of ``path`` made as ``header`` says, by ``(sid, hash)``; a torn last
+    line is cut off (:func:`~biorag.util.jsonl_log.read_jsonl_records`), a checkpoint made
+    otherwise set aside."""
+    records = read_jsonl_records(
+        path, (), what="a checkpoint line", redo="its unit is done again", repair=True
+    )
+    if records and records[0] != header:
         stale = path.with_name(path.name + ".stale")
         path.replace(stale)
-        log.warning("%s was made by another run (%s); set aside as %s", path, first, stale)
+        log.warning("%s was made by another run (%s); set aside as %s", path, records[0], stale)
         return {}
     done: dict[Key, dict[str, Any]] = {}
-    for line in lines[1:]:
-        try:
-            rec = json.loads(line)
-            done[(rec["sid"], rec["hash"])] = rec
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue  # the line a kill cut short: its unit is done again
+    for rec in records[1:]:
+        if "sid" not in rec or "hash" not in rec:
+            raise BioragError(
+                f"{path} holds a line without a unit's sid and hash; the file was edited: "
+                "delete it to extract everything again"
+            )
+        done[(rec["sid"], rec["hash"])] = rec
     return done
-
-
-def _cut_torn_tail(path: Path) -> None:
-    """Truncate a checkpoint to its last complete line, so what is appended next starts on a
-    line of its own."""
-    with path.open("rb+") as f:
-        f.seek(0, 2)
-        size = f.tell()
-        if size == 0:
-            return
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return
-        f.seek(0)
-        data = f.read()
-        f.truncate(data.rfind(b"\n") + 1)
 
 
 def run_checkpointed(
@@ -78,34 +64,32 @@ def run_checkpointed(
     what: str,
 ) -> tuple[dict[Key, dict[str, Any]], int]:
     """Every unit's result (taken from the checkpoint at ``path``, or from ``run_batches`` on
-    the units left, each batch appended as it ends) and how many came from the checkpoint.
-    ``run_batches`` is called even with nothing left (so it can release what it holds)."""
+    the units left, each batch appended as it ends, under the log's lock) and how many came
+    from the checkpoint. ``run_batches`` is called even with nothing left (so it can release
+    what it holds)."""
     done = read_checkpoint(path, header)
     todo = [u for u in units if (u["sid"], u["hash"]) not in done]
     resumed = len(units) - len(todo)
     if resumed:
         log.info("%d of %d units already done (%s)", resumed, len(units), path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    f = None
+    writer: RecordWriter | None = None
     bar = progress_bar(len(todo), what, unit="unit")
     try:
         for results in run_batches(todo):
-            if f is None:
-                fresh = not path.is_file()
-                if not fresh:
-                    _cut_torn_tail(path)
-                f = path.open("a", encoding="utf-8")
+            lines = list(results)
+            if writer is None:
+                fresh = not path.is_file() or path.stat().st_size == 0
+                writer = RecordWriter(path)
                 if fresh:
-                    f.write(json.dumps(header) + "\n")
+                    lines.insert(0, header)
+            writer.append_many(lines)
             for rec in results:
                 done[(rec["sid"], rec["hash"])] = rec
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            f.flush()
             bar.update(len(results))
     finally:
         bar.close()
-        if f is not None:
-            f.close()
+        if writer is not None:
+            writer.close()
     return done, resumed
 
 
