@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
+from tests.executor.cli_runs import BIORAG, kill_midway
 
 from biorag.config import EmbedSettings, ExecutorSettings
 from biorag.corpus.models import Document
@@ -27,7 +25,6 @@ WORDS = (
     "metformin insulin glucose statin cholesterol aspirin platelet bleeding kidney liver tumour "
     "breast lung cancer trial cohort dose risk mortality infection vaccine antibody receptor"
 ).split()
-BIORAG = [sys.executable, "-m", "biorag.cli.main"]
 
 
 def docs(n: int) -> list[Document]:
@@ -54,7 +51,7 @@ def vectors(path) -> dict[str, np.ndarray]:
 def _embedded_so_far(path) -> int:
     """Vectors stored by a build that is running (0 while its store has no tables yet)."""
     try:
-        return len(vectors(path))
+        return len(vectors(path)) if (path / "corpus.sqlite").exists() else 0
     except sqlite3.OperationalError:
         return 0
 
@@ -109,17 +106,7 @@ def test_a_build_killed_on_ray_resumes_with_what_is_missing(ray_cluster, local_i
     out = tmp_path / "idx"
     cmd = [*BIORAG, "index", "build", "--corpus", str(corpus), "--out", str(out),
            "--executor", "ray", "--ray-address", ray_cluster.address, "--json"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)  # fmt: skip
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "corpus.sqlite").exists() and 0 < _embedded_so_far(out) < 120:
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        time.sleep(0.05)
-    proc.wait(timeout=30)
-    if proc.returncode == 0:
-        pytest.fail("the build ended before it could be killed midway")
+    kill_midway(cmd, env, lambda: _embedded_so_far(out), 1, 120, timeout=240)
     first = len(vectors(out))
     assert 0 < first < 120
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

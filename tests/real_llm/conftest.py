@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.real_llm.servers import REPO, LlamaServer, llama_server_binary
+from tests.demo_data import DEMO, OPTIONS, demo_questions, write_pqal  # noqa: F401 - shared
+from tests.real_llm.servers import LlamaServer, llama_server_binary
 
 from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
-
-DEMO = REPO / "src" / "biorag" / "demo" / "data"
-OPTIONS = {"A": "yes", "B": "no", "C": "maybe"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -103,8 +101,3 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r = biorag(["index", "build", "--corpus", str(corpus), "--out", str(out)], env)
     assert r["rc"] == 0, r["stderr"]
     return out
-
-
-def demo_questions(n: int) -> list[dict[str, Any]]:
-    rows = (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(x) for x in rows[:n]]

@@ -13,32 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.real_llm.conftest import DEMO, llm_env
+from tests.demo_data import write_pqal
+from tests.real_llm.conftest import llm_env
 from tests.real_llm.servers import LlamaServer
 
 pytestmark = pytest.mark.real_llm
 
 LETTERS = {"A": "yes", "B": "no", "C": "maybe"}
-
-
-def _pqal(path: Path, n: int) -> list[str]:
-    """A PubMedQA-format file of the first ``n`` bundled questions with their abstracts."""
-    qs = [json.loads(x) for x in (DEMO / "questions.jsonl").read_text().splitlines()[:n]]
-    docs = {
-        d["id"]: d
-        for d in map(json.loads, (DEMO / "pubmedqa_sample.jsonl").read_text().splitlines())
-    }
-    data = {
-        q["id"]: {
-            "QUESTION": q["question"],
-            "CONTEXTS": [docs[q["id"]]["text"]],
-            "LABELS": ["BACKGROUND"],
-            "final_decision": LETTERS[q["gold"]],
-        }
-        for q in qs
-    }
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return list(data)
 
 
 def _eval_cmd(data: Path, out: Path) -> list[str]:
@@ -67,7 +48,7 @@ def _wait_for(out: Path, n: int, proc: subprocess.Popen[str], timeout: float = 6
 def test_eval_killed_midway_resumes_without_losing_or_repeating(
     llama: LlamaServer, tmp_path: Path
 ) -> None:
-    ids = _pqal(tmp_path / "ori_pqal.json", 10)
+    ids = write_pqal(tmp_path / "ori_pqal.json", 10)
     out = tmp_path / "run"
     env = llm_env(llama.url, tmp_path / "home")
     proc = subprocess.Popen(
@@ -101,7 +82,7 @@ def test_eval_over_two_servers_survives_one_being_killed(
     try:
         for s in servers:
             s.wait_ready()
-        ids = _pqal(tmp_path / "ori_pqal.json", 12)
+        ids = write_pqal(tmp_path / "ori_pqal.json", 12)
         out = tmp_path / "run"
         env = llm_env(",".join(s.url for s in servers), tmp_path / "home", BIORAG_LLM_CACHE="false")
         proc = subprocess.Popen(
@@ -128,3 +109,29 @@ def test_eval_over_two_servers_survives_one_being_killed(
     finally:
         for s in servers:
             s.stop()
+
+
+def test_eval_answered_by_ray_workers_against_the_server(
+    llama: LlamaServer, ray_cluster: Any, tmp_path: Path
+) -> None:
+    """The workers build their LLM client from the settings and ask the real server: every
+    question answered once, by both workers, and the tokens they counted are the server's."""
+    ids = write_pqal(tmp_path / "ori_pqal.json", 6)
+    out = tmp_path / "run"
+    # a question a batch: six batches, so the second actor gets some while the first answers
+    env = llm_env(llama.url, tmp_path / "home", BIORAG_LLM_CACHE="false",
+                  BIORAG_EXECUTOR_BATCH_SIZE="1")  # fmt: skip
+    before = llama.settled_metrics()
+    cmd = [*_eval_cmd(tmp_path / "ori_pqal.json", out), "--executor", "ray",
+           "--ray-address", ray_cluster.address]  # fmt: skip
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "answered on ray: 2 workers" in r.stderr
+    preds = _predictions(out)
+    assert sorted(p["question_id"] for p in preds) == sorted(ids)
+    assert all(p.get("prediction") in LETTERS and not p.get("error") for p in preds), preds
+    acc = json.loads(r.stdout)["methods"]["retrieve-read"]["accounting_total"]["total"]
+    generated = llama.settled_metrics()["tokens_predicted_total"] - before["tokens_predicted_total"]
+    slack = 48 * acc["loops_stopped"]  # generated after a closed stream's last chunk
+    assert acc["calls"] >= len(ids) and acc["failures"] == 0
+    assert acc["completion_tokens"] <= generated <= acc["completion_tokens"] + slack

@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.demo_data import write_pqal
 from tests.real_llm.conftest import biorag, llm_env
 from tests.real_llm.servers import LlamaServer
-from tests.real_llm.test_eval_on_llama_servers import _pqal, _predictions
+from tests.real_llm.test_eval_on_llama_servers import _predictions
 
 pytestmark = pytest.mark.real_llm
 
@@ -20,7 +21,7 @@ def test_masked_eval_masks_retrieved_passages_with_the_llm(
     llama: LlamaServer, demo_index: Path, tmp_path: Path
 ) -> None:
     data = tmp_path / "ori_pqal.json"
-    ids = _pqal(data, 2)
+    ids = write_pqal(data, 2)
     # three passages a question: each is one entity-detection call of up to ~1k tokens
     env = llm_env(llama.url, tmp_path / "home", BIORAG_LLM_CACHE="false", BIORAG_RETRIEVAL_K="3")
     out = tmp_path / "masked"
@@ -47,7 +48,7 @@ def test_masked_eval_masks_retrieved_passages_with_the_llm(
 
 def test_components_are_judged_by_a_real_server(llama: LlamaServer, tmp_path: Path) -> None:
     data = tmp_path / "ori_pqal.json"
-    _pqal(data, 1)
+    write_pqal(data, 1)
     env = llm_env(
         llama.url,
         tmp_path / "home",

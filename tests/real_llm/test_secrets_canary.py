@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.demo_data import write_pqal
 from tests.real_llm.conftest import biorag, demo_questions, llm_env
 from tests.real_llm.servers import LlamaServer, free_port
-from tests.real_llm.test_eval_on_llama_servers import _pqal
 
 pytestmark = pytest.mark.real_llm
 
@@ -43,7 +43,7 @@ def test_no_command_prints_or_writes_the_key(
     env = llm_env(keyed_llama.url, home, OPENAI_API_KEY=CANARY, BIORAG_RETRIEVAL_K="2")
     q = demo_questions(1)[0]["question"]
     data = tmp_path / "ori_pqal.json"
-    _pqal(data, 2)
+    write_pqal(data, 2)
     corpus = tmp_path / "qa.jsonl"
     corpus.write_text(json.dumps({"question": q, "answer": "yes"}) + "\n", encoding="utf-8")
     toml = tmp_path / "with_key.toml"

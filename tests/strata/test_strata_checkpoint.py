@@ -4,17 +4,16 @@ the papers it had not extracted and stores what one uninterrupted build stores."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from tests.conftest import HashEmbedder
+from tests.demo_data import DEMO
 
 import biorag.strata.build as strata_build
 from biorag.strata import build_strata
 from biorag.strata.extract_papers import CHECKPOINT, PAPERS_PER_BATCH
 from biorag.strata.vocab import Vocabulary
 
-DEMO = Path(__file__).resolve().parents[2] / "src" / "biorag" / "demo" / "data"
 N = 2 * PAPERS_PER_BATCH + 5
 
 
