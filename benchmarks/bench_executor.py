@@ -47,23 +47,27 @@ def run(executor: Any, texts: list[str], threads: int, batch: int) -> tuple[dict
     t = time.perf_counter()
     for idx, vecs in executor.map_batches(EmbedWorker, args, texts, batch):
         out[idx] = vecs
-    wall = time.perf_counter() - t
+    return run_row(executor, len(texts), time.perf_counter() - t, "chunks"), out
+
+
+def run_row(executor: Any, n: int, wall: float, unit: str, digits: int = 1) -> dict[str, Any]:
+    """A run's wall time, ``unit``/s, per worker its items and rate while busy, and the
+    overhead (the wall time minus the busiest worker's busy time)."""
     workers = {
         name: {
-            "chunks": int(st["rows"]),
+            unit: int(st["rows"]),
             "busy_s": round(st["s"], 2),
-            "busy_chunks_per_s": round(st["rows"] / st["s"], 1) if st["s"] else None,
+            f"busy_{unit}_per_s": round(st["rows"] / st["s"], digits) if st["s"] else None,
         }
         for name, st in executor.stats()["workers"].items()
     }
     busiest = max((w["busy_s"] for w in workers.values()), default=0.0)
-    row = {
+    return {
         "wall_s": round(wall, 2),
-        "chunks_per_s": round(len(texts) / wall, 1),
+        f"{unit}_per_s": round(n / wall, digits),
         "overhead_s": round(wall - busiest, 2),
         "workers": workers,
     }
-    return row, out
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ from typing import Any
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 from _bench import provenance
+from bench_executor import run_row
 from biorag.config import ExecutorSettings, Settings
 from biorag.executor import LocalExecutor, settings_for_workers
 from biorag.util.files import write_json_atomic
@@ -96,22 +97,7 @@ def run(executor: Any, job: str, worker: type, args: tuple, units: list[str], ba
     for idx, results in executor.map_batches(worker, args, units, batch):
         for i, r in zip(idx, results, strict=True):
             out[i] = comparable(job, str(r))
-    wall = time.perf_counter() - t
-    workers = {
-        name: {
-            "units": int(st["rows"]),
-            "busy_s": round(st["s"], 2),
-            "busy_units_per_s": round(st["rows"] / st["s"], 2) if st["s"] else None,
-        }
-        for name, st in executor.stats()["workers"].items()
-    }
-    busiest = max((w["busy_s"] for w in workers.values()), default=0.0)
-    row = {
-        "wall_s": round(wall, 2),
-        "units_per_s": round(len(units) / wall, 2),
-        "overhead_s": round(wall - busiest, 2),
-        "workers": workers,
-    }
+    row = run_row(executor, len(units), time.perf_counter() - t, "units", digits=2)
     return row, out
 
 
