@@ -136,3 +136,30 @@ async def test_attach_parsed_cuts_records_and_counts() -> None:
     assert report["strata_triplets"]["repetition_cuts"] == 1
     assert report["default"]["repetition_cuts"] == 0
     assert "loops" in llm.accounting.format_report()
+
+
+def test_a_loop_inside_one_word_drops_the_word() -> None:
+    # what SmolLM2-135M wrote on the CI machine under a JSON schema: one word, no token repeats
+    head = '{\n  "claims": [\n    "json",\n    "'
+    word = "jimmy" + "jim" * 14 + "j" * 300
+    loop = find_loop(head + word)
+    assert loop is not None and loop.rule == "word" and loop.unit == "j"
+    cut, _ = cut_repetition(head + word)
+    assert cut == head.rstrip()
+    assert parse_json_lenient(cut)[0] == {"claims": ["json"]}
+    # the loop is found as soon as the run is long enough, and cut at the same place
+    early = head + "jimmy" + "jim" * 22
+    assert find_loop(early) is not None and cut_repetition(early)[0] == cut
+    assert cut_repetition(head + word + '"')[0] == cut  # a closing quote after it
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The (CAG)n repeat: CAGCAGCAGCAGCAGCAGCAGCAG in exon 1.",  # 24 characters, not a loop
+        "Sequence: " + "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ",
+        "aaaa" * 20 + " is followed by other words",
+    ],
+)
+def test_long_words_that_do_not_loop(text: str) -> None:
+    assert find_loop(text) is None

@@ -13,6 +13,10 @@ removes more wins:
 * **line**: the text ends in at least :data:`MIN_LINE_COPIES` copies of the same line (blank lines
   between them are ignored; a line needs a letter or digit, so runs of closing brackets of
   pretty-printed JSON never count; again the last copy may be partial).
+* **word**: the last word ends in a run of at least :data:`MIN_WORD_LOOP_CHARS` characters (and
+  :data:`MIN_COPIES` copies) repeating a unit of at most :data:`MAX_WORD_UNIT_CHARS` characters,
+  as ``"jimmyjimjimjim...jjjjjjj"``: the tokens rule never sees it, the whole run being one word.
+  Such a word is never an answer, so the cut drops it whole.
 
 The cut keeps the first copy whole and prefers to end at a line break, else after a ``,`` /
 ``.`` / ``;`` / ``}`` / ``]`` (so a cut JSON list ends between two items and
@@ -28,6 +32,7 @@ __all__ = [
     "MIN_COPIES",
     "MIN_LINE_COPIES",
     "MIN_SPAN_TOKENS",
+    "MIN_WORD_LOOP_CHARS",
     "WATCH_MIN_TOKENS",
     "Loop",
     "cut_repetition",
@@ -37,6 +42,10 @@ __all__ = [
 MIN_COPIES = 5
 MIN_SPAN_TOKENS = 8
 MIN_LINE_COPIES = 4
+#: a run of characters inside one word this long (longer than any biomedical repeat an answer
+#: spells out, such as a (CAG)n tract, which is written as a count) is a loop
+MIN_WORD_LOOP_CHARS = 64
+MAX_WORD_UNIT_CHARS = 16
 #: only the last this many tokens are searched (a loop long enough to matter ends there)
 MAX_TAIL_TOKENS = 6000
 #: answers with a smaller budget are not watched for a loop as they are generated (too short
@@ -54,7 +63,7 @@ class Loop:
     keep: int
     unit: str
     copies: int
-    rule: str  # "span" | "line"
+    rule: str  # "span" | "line" | "word"
 
 
 def _span_loop(text: str, min_copies: int, min_span: int) -> Loop | None:
@@ -134,6 +143,28 @@ def _line_loop(text: str, min_copies: int) -> Loop | None:
     return Loop(keep=offset + len(line.rstrip("\r\n")), unit=ref, copies=copies, rule="line")
 
 
+def _word_loop(text: str, min_copies: int) -> Loop | None:
+    offset = max(0, len(text) - 4 * MAX_TAIL_TOKENS)
+    words = list(re.finditer(r"\w+", text[offset:]))
+    last = words[-1] if words else None
+    # the last word, long enough to hold a loop, and at the end (but for a closing quote or so)
+    if last is None or len(last.group()) < MIN_WORD_LOOP_CHARS:
+        return None
+    if len(text[offset + last.end() :].strip()) > 3:
+        return None
+    word = last.group()
+    n = len(word)
+    for p in range(1, MAX_WORD_UNIT_CHARS + 1):
+        run = 0  # characters from the end equal to the one p earlier
+        while run + p < n and word[n - 1 - run] == word[n - 1 - run - p]:
+            run += 1
+        region = run + p
+        if region >= max(MIN_WORD_LOOP_CHARS, min_copies * p):
+            unit = word[n - region : n - region + p]
+            return Loop(keep=offset + last.start(), unit=unit, copies=region // p, rule="word")
+    return None
+
+
 def find_loop(
     text: str,
     *,
@@ -149,6 +180,7 @@ def find_loop(
         for loop in (
             _span_loop(text, min_copies, min_span_tokens),
             _line_loop(text, min_line_copies),
+            _word_loop(text, min_copies),
         )
         if loop is not None and loop.keep < len(text.rstrip())
     ]
