@@ -1,5 +1,5 @@
-"""`biorag strata build` extracting on the local Ray cluster (a head and two one-CPU workers):
-killed midway, then run again, it stores what a local build stores."""
+"""`biorag strata build` extracting and normalizing on the local Ray cluster (a head and two
+one-CPU workers): killed midway, then run again, it stores what a local build stores."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from tests.strata.test_strata_checkpoint import demo_papers
 from biorag.strata.extract_papers import CHECKPOINT
 
 N = 40
-SAME_EXCEPT = ("db_path", "papers_resumed", "executor", "vectorgraphrag")
+SAME_EXCEPT = (
+    "db_path", "papers_resumed", "mentions_resumed", "executor", "normalize_executor",
+    "vectorgraphrag",
+)  # fmt: skip
 
 
 def _report(out: Path) -> dict:
@@ -39,5 +42,8 @@ def test_a_strata_build_killed_on_ray_resumes_to_the_local_graph(ray_cluster, tm
     assert 2 <= report["papers_resumed"] < N
     workers = report["executor"]["workers"]
     assert sum(w["rows"] for w in workers.values()) == N - report["papers_resumed"]
+    # the mentions were normalized on the workers too, every one of them (none was resumed)
+    normalized = report["normalize_executor"]["workers"]
+    assert report["mentions_resumed"] == 0 and sum(w["rows"] for w in normalized.values()) > N
     assert _report(out) == _report(tmp_path / "local")
     assert exported_triplets(out, tmp_path) == exported_triplets(tmp_path / "local", tmp_path)

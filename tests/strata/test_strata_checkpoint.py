@@ -10,8 +10,11 @@ from tests.conftest import HashEmbedder
 from tests.demo_data import DEMO
 
 import biorag.strata.build as strata_build
+import biorag.strata.normalize_mentions as normalize_stage
 from biorag.strata import build_strata
 from biorag.strata.extract_papers import CHECKPOINT, PAPERS_PER_BATCH
+from biorag.strata.normalize_mentions import CHECKPOINT as NORMALIZE_CHECKPOINT
+from biorag.strata.normalize_mentions import MENTIONS_PER_BATCH
 from biorag.strata.vocab import Vocabulary
 
 N = 2 * PAPERS_PER_BATCH + 5
@@ -32,7 +35,7 @@ def comparable(report) -> dict:
     return {
         k: v
         for k, v in vars(report).items()
-        if k not in ("db_path", "papers_resumed", "vectorgraphrag")
+        if k not in ("db_path", "papers_resumed", "mentions_resumed", "vectorgraphrag")
     }
 
 
@@ -64,3 +67,43 @@ def test_a_stopped_strata_build_resumes_with_the_papers_left(tmp_path, monkeypat
     assert again.papers_resumed == PAPERS_PER_BATCH
     assert comparable(again) == comparable(whole)
     assert not (tmp_path / "kg" / CHECKPOINT).exists()
+
+
+def test_a_build_stopped_while_normalizing_resumes_with_the_mentions_left(tmp_path, monkeypatch):
+    papers, emb = demo_papers(), HashEmbedder()
+    whole = build_strata(papers, None, emb, Vocabulary(), tmp_path / "whole")
+    assert whole.mentions_resumed == 0 and not (tmp_path / "whole" / NORMALIZE_CHECKPOINT).exists()
+    real = normalize_stage.local_batches
+
+    def stopping(normalizer):
+        run = real(normalizer)
+
+        def gen(todo):
+            for i, results in enumerate(run(todo)):
+                if i == 1:
+                    raise Stop
+                yield results
+
+        return gen
+
+    monkeypatch.setattr(normalize_stage, "local_batches", stopping)
+    with pytest.raises(Stop):
+        build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")
+    lines = (tmp_path / "kg" / NORMALIZE_CHECKPOINT).read_text().splitlines()
+    assert len(lines) == 1 + MENTIONS_PER_BATCH
+    assert (tmp_path / "kg" / CHECKPOINT).exists()  # extraction's, kept until all is stored
+    monkeypatch.undo()
+    asked: list[str] = []
+    real_unit = normalize_stage.normalize_unit
+
+    def counting(normalizer, unit):
+        asked.append(unit["sid"])
+        return real_unit(normalizer, unit)
+
+    monkeypatch.setattr(normalize_stage, "normalize_unit", counting)
+    again = build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")
+    assert again.mentions_resumed == MENTIONS_PER_BATCH
+    first = {json.loads(line)["sid"] for line in lines[1:]}
+    assert len(asked) == len(set(asked)) > 0 and not first & set(asked)  # the rest, once each
+    assert comparable(again) == comparable(whole)
+    assert not (tmp_path / "kg" / NORMALIZE_CHECKPOINT).exists()

@@ -159,12 +159,12 @@ def build(
     neo4j_user: str = NEO4J_USER,
     neo4j_database: str = NEO4J_DATABASE,
     neo4j_password_env: str = NEO4J_PASSWORD_ENV,
-    executor: str = typer.Option(None, "--executor", help=executor_help("paper extraction")),
+    executor: str = typer.Option(None, "--executor", help=executor_help("paper extraction and normalization")),
     ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the build report as JSON"),
 ) -> None:
     """Extract typed triplets and methods/datasets/domains, normalize, store. A build killed
-    midway resumes its extraction when run again."""
+    midway resumes its extraction and normalization when run again."""
     from dataclasses import asdict
 
     from biorag.llm.stage_yield import describe_yields
@@ -205,9 +205,15 @@ def build(
         _say(f"entities: {report.entities}")
         if report.papers_resumed:
             _say(f"resumed: {report.papers_resumed} papers were extracted by a killed build")
+        if report.mentions_resumed:
+            _say(f"resumed: {report.mentions_resumed} mentions were normalized by a killed build")
         if report.executor:
             workers = report.executor.get("workers") or {}
-            _say(f"extracted on {report.executor.get('kind')}: {len(workers)} workers")
+            normalizing = report.normalize_executor.get("workers") or {}
+            _say(
+                f"extracted on {report.executor.get('kind')}: {len(workers)} workers; "
+                f"normalized on {len(normalizing)}"
+            )
         _say(f"VectorGraphRAG: {report.vectorgraphrag}")
         for line in describe_yields(report.llm_yield):
             _say(f"LLM yield, {line}")

@@ -115,3 +115,17 @@ def on_executor(
             yield results
 
     return run
+
+
+def stats_since(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What an executor's ``stats()`` counted between two readings (its counts add up over
+    its runs): each worker's rows and busy seconds since ``before``."""
+    was = before.get("workers") or {}
+    workers = {}
+    for name, now in (after.get("workers") or {}).items():
+        old = was.get(name) or {}
+        rows = now.get("rows", 0) - old.get("rows", 0)
+        if rows:
+            secs = round(now.get("s", 0.0) - old.get("s", 0.0), 3)
+            workers[name] = {"rows": rows, "s": secs}
+    return {"kind": after.get("kind"), "workers": workers}

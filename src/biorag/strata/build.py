@@ -27,6 +27,7 @@ stage where under 20% of the inputs gave usable output is logged as a WARNING.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -35,7 +36,7 @@ from typing import Any
 
 from biorag.embed.base import Embedder
 from biorag.errors import BioragError, InputFormatError
-from biorag.executor.checkpoint import run_checkpointed
+from biorag.executor.checkpoint import run_checkpointed, stats_since
 from biorag.kg.directory import sync_entity_index
 from biorag.kg.entity_index import META, EntityIndex
 from biorag.kg.models import AddReport, Triplet
@@ -50,18 +51,19 @@ from biorag.kg.typed_store import (
 )
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.strata.doclevel import NameMatcher
-from biorag.strata.extract import DocInfo, EntityTriplet, MentionMatcher
+from biorag.strata.extract import DocInfo, EntityTriplet
 from biorag.strata.extract_papers import (
     CHECKPOINT,
     executor_batches,
     header,
     local_batches,
-    matcher_for,
     paper_units,
 )
 from biorag.strata.normalize import Normalizer
+from biorag.strata.normalize_mentions import CHECKPOINT as NORMALIZE_CHECKPOINT
+from biorag.strata.normalize_mentions import normalize_mentions
 from biorag.strata.vocab import ENTITY_TYPES, Vocabulary
-from biorag.strata.word_shapes import ShapeMatcher, entity_source
+from biorag.strata.word_shapes import entity_source
 from biorag.util.files import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -93,7 +95,9 @@ class BuildReport:
     flat_entities_embedded: int | None = None  # entity index synced (None: not done here)
     vectorgraphrag: str = ""  # how to use the projected graph
     papers_resumed: int = 0  # papers whose extraction a killed build had finished
+    mentions_resumed: int = 0  # (mention, type) pairs a killed build had normalized
     executor: dict[str, Any] = field(default_factory=dict)  # where extraction ran, per worker
+    normalize_executor: dict[str, Any] = field(default_factory=dict)  # where normalizing ran
 
 
 def _check(papers: list[dict[str, Any]]) -> None:
@@ -158,11 +162,17 @@ def build_strata(
     done, report.papers_resumed = run_checkpointed(
         units, out / CHECKPOINT, header(llm, vocab), run, "extracting papers"
     )
-    if executor is not None:
-        report.executor = executor.stats()
     extracted = [done[(u["sid"], u["hash"])] for u in units]
+    if executor is not None:
+        report.executor = copy.deepcopy(executor.stats())
+    normalizer = Normalizer(vocab, embedder, llm)
+    mentioned, report.mentions_resumed = normalize_mentions(
+        papers, extracted, normalizer, out, executor=executor, worker_settings=worker_settings
+    )
+    if executor is not None:
+        report.normalize_executor = stats_since(report.executor, executor.stats())
     with open_typed_store(location, backend, **store_kw) as store:
-        _build(store, papers, extracted, llm, embedder, vocab, report, models)
+        _build(store, papers, extracted, mentioned, normalizer, llm, embedder, report, models)
         store.commit()
         report.nodes, report.edges = store.counts()
         flat = open_store(location, backend, **store_kw)
@@ -182,7 +192,8 @@ def build_strata(
         else f"the entity relations are Entity/RELATION in the Neo4j database at {location}"
     )
     write_json_atomic(out / REPORT_NAME, asdict(report))
-    (out / CHECKPOINT).unlink(missing_ok=True)  # stored: nothing left to resume
+    for done_with in (CHECKPOINT, NORMALIZE_CHECKPOINT):  # stored: nothing left to resume
+        (out / done_with).unlink(missing_ok=True)
     return report
 
 
@@ -190,15 +201,17 @@ def _build(
     store: TypedGraphStore,
     papers: list[dict[str, Any]],
     extracted: list[dict[str, Any]],
+    mentioned: list[list[tuple[str, str]]],
+    normalizer: Normalizer,
     llm: Any,
     embedder: Embedder | None,
-    vocab: Vocabulary,
     report: BuildReport,
     models: dict[str, str],
 ) -> None:
     """Write every paper's entity and document level (``extracted``, one result per paper of
-    :func:`~biorag.strata.extract_papers.extract_paper`) into ``store``."""
-    normalizer = Normalizer(vocab, embedder, llm)
+    :func:`~biorag.strata.extract_papers.extract_paper`; ``mentioned``, its vocabulary
+    mentions) into ``store``, entities normalized by ``normalizer``."""
+    vocab = normalizer.vocab
     yields = {
         "strata_triplets": StageYield("strata_triplets", unit="papers", output_unit="triplets"),
         "strata_doc": StageYield(
@@ -206,13 +219,12 @@ def _build(
         ),
     }
     names = NameMatcher(embedder)
-    matcher = matcher_for(vocab)
     report.entities = entity_source(len(vocab), llm is not None)
     pids = {str(p["pid"]) for p in papers}
     for p in papers:  # every input paper first, so a citation never makes it a stub
         store.upsert_node("Paper", str(p["pid"]), str(p.get("title") or p["pid"]))
-    for p, got in zip(papers, extracted, strict=True):
-        _build_paper(store, p, pids, got, matcher, normalizer, names, report, models, yields)
+    for p, got, seen in zip(papers, extracted, mentioned, strict=True):
+        _build_paper(store, p, pids, got, seen, normalizer, names, report, models, yields)
     if llm is not None:
         _report_yields(yields, normalizer, report)
 
@@ -222,7 +234,7 @@ def _build_paper(
     p: dict[str, Any],
     pids: set[str],
     got: dict[str, Any],
-    matcher: MentionMatcher | ShapeMatcher,
+    mentioned: list[tuple[str, str]],
     normalizer: Normalizer,
     names: NameMatcher,
     report: BuildReport,
@@ -231,7 +243,7 @@ def _build_paper(
 ) -> None:
     """Write one paper: its node, entity relations, mentions, document level and citations."""
     pid = str(p["pid"])
-    title, abstract = str(p.get("title") or ""), str(p.get("abstract") or "")
+    title = str(p.get("title") or "")
     keywords = [str(k) for k in p.get("keywords") or []]
     attrs = {"title": title, "year": p.get("year"), "keywords": keywords}
     paper = store.upsert_node("Paper", pid, title or pid, None, attrs)
@@ -241,7 +253,6 @@ def _build_paper(
     report.llm_fallbacks += bool(got["fell_back"])
     if got["tally"] is not None:
         _tally(yields, *got["tally"])
-    mentioned = {(m[0], m[1]) for m in matcher.find(f"{title}. {abstract}")}
     for t in triplets:
         s = _entity(store, normalizer, report, t.subject, t.subject_type)
         o = _entity(store, normalizer, report, t.object, t.object_type)
@@ -249,7 +260,7 @@ def _build_paper(
         store.add_edge(paper, s, "MENTIONS", pid)
         store.add_edge(paper, o, "MENTIONS", pid)
         report.triplets += 1
-    for surface, type_ in sorted(mentioned):
+    for surface, type_ in mentioned:
         store.add_edge(paper, _entity(store, normalizer, report, surface, type_),
                        "MENTIONS", pid)  # fmt: skip
     for kind, edge, items in (

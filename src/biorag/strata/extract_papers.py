@@ -8,7 +8,8 @@ killed midway extracts only the papers left when run again; the build deletes th
 has stored everything. On a Ray executor each worker builds the LLM from the settings and the
 matchers from the vocabulary once; what comes back is what this process would have found, and
 :func:`biorag.strata.build.build_strata` writes the store from it in paper order.
-Normalization (and its LLM stage) and the store's writes stay in the driver.
+Normalization is the next stage (:mod:`biorag.strata.normalize_mentions`); the store's writes
+stay in the driver.
 """
 
 from __future__ import annotations

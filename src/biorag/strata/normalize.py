@@ -53,6 +53,12 @@ class Normalized:
     method: str  # exact | llm | vector | new
 
 
+def mention_key(mention: str, type_: str) -> tuple[str, str]:
+    """What the normalizer's results are keyed by: the mention with its whitespace collapsed,
+    lower-cased, and its type."""
+    return " ".join(mention.split()).lower(), type_
+
+
 def source_of(entry: VocabEntry) -> str:
     """The vocabulary an entry comes from, by its id prefix (``MESH:``, ``UNIPROT:``; genes
     taken from a UniProt file, ``GENE:``, count as UniProt; an id without a prefix: ``local``)."""
@@ -77,18 +83,34 @@ class Normalizer:
         self.llm = llm
         self.threshold = threshold
         self.top_k = top_k
-        # one surface matrix per source vocabulary: the paper takes the top 5 candidates from
-        # each database (MeSH for diseases and drugs, UniProt for genes and proteins)
-        self._sources: dict[str, tuple[list[VocabEntry], np.ndarray | None, set[str]]] = {}
-        by_source: dict[str, list[tuple[str, VocabEntry]]] = {}
-        for surface, entry in vocab.surfaces():
-            by_source.setdefault(source_of(entry), []).append((surface, entry))
-        for src, pairs in by_source.items():
-            matrix = embedder.embed([s for s, _ in pairs]) if embedder is not None else None
-            self._sources[src] = ([e for _, e in pairs], matrix, {e.type for _, e in pairs})
+        self._sources_built: dict[str, tuple[list[VocabEntry], np.ndarray | None, set[str]]] = {}
+        self._built = False
         self._cache: dict[tuple[str, str], Normalized] = {}
         #: LLM choices: ``asked``, ``answered`` (a usable choice, "none" included), ``failed``
         self.stats: Counter[str] = Counter()
+
+    @property
+    def _sources(self) -> dict[str, tuple[list[VocabEntry], np.ndarray | None, set[str]]]:
+        """One surface matrix per source vocabulary (the paper takes the top 5 candidates from
+        each database: MeSH for diseases and drugs, UniProt for genes and proteins), embedded
+        on first use: a normalizer primed with results computed elsewhere never embeds them."""
+        if not self._built:
+            by_source: dict[str, list[tuple[str, VocabEntry]]] = {}
+            for surface, entry in self.vocab.surfaces():
+                by_source.setdefault(source_of(entry), []).append((surface, entry))
+            for src, pairs in by_source.items():
+                emb = self.embedder
+                matrix = emb.embed([s for s, _ in pairs]) if emb is not None else None
+                entries = [e for _, e in pairs]
+                self._sources_built[src] = (entries, matrix, {e.type for e in entries})
+            self._built = True
+        return self._sources_built
+
+    def prime(self, results: list[tuple[str, str, Normalized]]) -> None:
+        """Take ``(mention, type, normalized)`` results computed elsewhere (a batch stage's, see
+        :mod:`biorag.strata.normalize_mentions`) as if this normalizer had found them."""
+        for mention, type_, n in results:
+            self._cache[mention_key(mention, type_)] = n
 
     def candidates(self, mention: str, type_: str | None = None) -> list[tuple[VocabEntry, float]]:
         """Exact matches first (score 1.0), then up to ``top_k`` entries by cosine from each
@@ -125,7 +147,7 @@ class Normalizer:
 
     def normalize(self, mention: str, type_: str) -> Normalized:
         mention = " ".join(mention.split())
-        ck = (mention.lower(), type_)
+        ck = mention_key(mention, type_)
         if ck not in self._cache:
             self._cache[ck] = self._normalize(mention, type_)
         return self._cache[ck]
