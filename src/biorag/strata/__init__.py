@@ -3,6 +3,8 @@
 * :mod:`biorag.strata.vocab`: user-supplied controlled vocabularies (MeSH XML, UniProt TSV).
 * :mod:`biorag.strata.normalize`: entity normalization against the vocabulary.
 * :mod:`biorag.strata.extract`: typed entity triplets and document-level methods/datasets/domains.
+* :mod:`biorag.strata.extract_papers`, :mod:`biorag.strata.normalize_mentions`: extraction per
+  paper, then normalization per distinct mention, as resumable batch stages (here or on Ray).
 * :mod:`biorag.strata.build`: :func:`build_strata`, into the shared knowledge-graph store
   (:func:`biorag.kg.open_typed_store`: SQLite ``DIR/kg.sqlite`` or Neo4j), with the entity level
   also projected into the flat VectorGraphRAG store.
