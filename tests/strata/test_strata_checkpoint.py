@@ -94,13 +94,13 @@ def test_a_build_stopped_while_normalizing_resumes_with_the_mentions_left(tmp_pa
     assert (tmp_path / "kg" / CHECKPOINT).exists()  # extraction's, kept until all is stored
     monkeypatch.undo()
     asked: list[str] = []
-    real_unit = normalize_stage.normalize_unit
+    real_batch = normalize_stage.normalize_batch
 
-    def counting(normalizer, unit):
-        asked.append(unit["sid"])
-        return real_unit(normalizer, unit)
+    def counting(normalizer, units):
+        asked.extend(u["sid"] for u in units)
+        return real_batch(normalizer, units)
 
-    monkeypatch.setattr(normalize_stage, "normalize_unit", counting)
+    monkeypatch.setattr(normalize_stage, "normalize_batch", counting)
     again = build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")
     assert again.mentions_resumed == MENTIONS_PER_BATCH
     first = {json.loads(line)["sid"] for line in lines[1:]}

@@ -101,3 +101,34 @@ def test_candidates_are_the_top_five_of_each_vocabulary_serving_the_type(hash_em
     assert len(anything) == 7
     scores = [s for _, s in anything]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_normalize_many_asks_the_choices_together_and_agrees_with_one_at_a_time(vocab, emb):
+    import asyncio
+
+    from biorag.llm import LLM, MockBackend
+
+    class Slow(MockBackend):
+        in_flight = peak = 0
+
+        async def chat(self, req):
+            Slow.in_flight += 1
+            Slow.peak = max(Slow.peak, Slow.in_flight)
+            await asyncio.sleep(0.02)
+            Slow.in_flight -= 1
+            return await super().chat(req)
+
+    rules = [{"stage": "strata_normalize", "response": {"choice": 0}}]
+    backend = Slow(rules=rules)
+    llm = LLM(backend, max_retries=0, retry_base_delay=0.0, concurrency=3)
+    pairs = [("adult-onset diabetes", "Disease"), ("coronary artery disorder", "Drug"),
+             ("type 2 diabetes", "Disease"), ("kinase thing", "Gene"),
+             ("Adult-onset  DIABETES", "Disease"), ("heart attack", "Disease")]  # fmt: skip
+    many = Normalizer(vocab, emb, llm)
+    got = many.normalize_many(pairs)
+    one_at_a_time = Normalizer(vocab, emb, LLM(MockBackend(rules=rules), max_retries=0))
+    assert got == [one_at_a_time.normalize(m, t) for m, t in pairs]
+    assert got[0] == got[4]  # one mention, two spellings: asked once
+    asked = len(backend.calls)
+    assert asked == many.stats["asked"] == one_at_a_time.stats["asked"] >= 3
+    assert 1 < Slow.peak <= 3  # together, within the client's limit

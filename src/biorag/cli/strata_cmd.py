@@ -159,7 +159,9 @@ def build(
     neo4j_user: str = NEO4J_USER,
     neo4j_database: str = NEO4J_DATABASE,
     neo4j_password_env: str = NEO4J_PASSWORD_ENV,
-    executor: str = typer.Option(None, "--executor", help=executor_help("paper extraction and normalization")),
+    executor: str = typer.Option(
+        None, "--executor", help=executor_help("paper extraction and normalization")
+    ),
     ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the build report as JSON"),
 ) -> None:

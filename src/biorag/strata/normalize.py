@@ -12,10 +12,11 @@ unnormalized node keyed by its lower-cased surface under its own type.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -152,17 +153,65 @@ class Normalizer:
             self._cache[ck] = self._normalize(mention, type_)
         return self._cache[ck]
 
+    def normalize_many(self, pairs: list[tuple[str, str]]) -> list[Normalized]:
+        """What :meth:`normalize` gives each ``(mention, type)`` pair, in order, with the LLM's
+        choices for the pairs that need one asked together (the client keeps its own limit
+        of calls in flight)."""
+        asking: dict[tuple[str, str], tuple[str, str, list[tuple[VocabEntry, float]]]] = {}
+        for mention, type_ in pairs:
+            mention = " ".join(mention.split())
+            ck = mention_key(mention, type_)
+            if ck in self._cache or ck in asking:
+                continue
+            found, cands = self._without_llm(mention, type_)
+            if found is not None:
+                self._cache[ck] = found
+            else:
+                asking[ck] = (mention, type_, cands)
+        if asking:
+            llm = self.llm
+            if llm is None:  # _without_llm() leaves a pair undecided only when there is an LLM
+                raise RuntimeError("Normalizer.normalize_many asks without an LLM")
+            jobs = [self._choose(m, t, cands) for m, t, cands in asking.values()]
+            choices = llm.run_sync(_gather(jobs))
+            for (ck, (m, t, cands)), choice in zip(asking.items(), choices, strict=True):
+                self._cache[ck] = self._decide(m, t, cands, choice)
+        return [self._cache[mention_key(m, t)] for m, t in pairs]
+
     def _normalize(self, mention: str, type_: str) -> Normalized:
+        found, cands = self._without_llm(mention, type_)
+        if found is not None:
+            return found
+        if self.llm is None:  # _without_llm() leaves a pair undecided only when there is an LLM
+            raise RuntimeError("Normalizer asks without an LLM")
+        choice = self.llm.run_sync(self._choose(mention, type_, cands))
+        return self._decide(mention, type_, cands, choice)
+
+    def _without_llm(
+        self, mention: str, type_: str
+    ) -> tuple[Normalized | None, list[tuple[VocabEntry, float]]]:
+        """An exact match, or with no LLM to choose (or no candidate) the threshold's verdict;
+        None and the candidates when the LLM is to choose."""
         exact = self.vocab.lookup(mention, type_)
         if exact:
-            return _to(exact[0], "exact")
+            return _to(exact[0], "exact"), []
         cands = self.candidates(mention, type_)
         if cands and self.llm is not None:
-            choice = self._ask(mention, type_, cands)
-            if choice is not False:  # False: the call failed, fall back to the threshold
-                if choice is not None and cands[choice][0].type == type_:
-                    return _to(cands[choice][0], "llm")
-                return _new(mention, type_)
+            return None, cands
+        return self._by_threshold(mention, type_, cands), cands
+
+    def _decide(
+        self, mention: str, type_: str, cands: list[tuple[VocabEntry, float]], choice: Any
+    ) -> Normalized:
+        if choice is False:  # the call failed: fall back to the threshold
+            return self._by_threshold(mention, type_, cands)
+        if choice is not None and cands[choice][0].type == type_:
+            return _to(cands[choice][0], "llm")
+        return _new(mention, type_)
+
+    def _by_threshold(
+        self, mention: str, type_: str, cands: list[tuple[VocabEntry, float]]
+    ) -> Normalized:
         for e, score in cands:
             if score >= self.threshold and e.type == type_:
                 return _to(e, "vector")
@@ -170,11 +219,11 @@ class Normalizer:
                 break
         return _new(mention, type_)
 
-    def _ask(self, mention: str, type_: str, cands: list[tuple[VocabEntry, float]]):
+    async def _choose(self, mention: str, type_: str, cands: list[tuple[VocabEntry, float]]):
         """The LLM's index (int), None for "none", or False when the call failed."""
         llm = self.llm
-        if llm is None:  # _normalize() asks only when it has an LLM
-            raise RuntimeError("Normalizer._ask called without an LLM")
+        if llm is None:  # asked only when there is an LLM
+            raise RuntimeError("Normalizer._choose called without an LLM")
         lines = "\n".join(
             f"{i}. {e.name} [{e.type}] (synonyms: {', '.join(e.synonyms[:5]) or '-'})"
             for i, (e, _) in enumerate(cands)
@@ -188,7 +237,7 @@ class Normalizer:
         )
         self.stats["asked"] += 1
         try:
-            resp = llm.run_sync(llm.chat_json(req))
+            resp = await llm.chat_json(req)
         except LLMUnavailableError:
             raise  # no model at all: stop, do not run on without it
         except LLMError as e:
@@ -204,6 +253,10 @@ class Normalizer:
         if isinstance(val, int) and not 0 <= val < len(cands):
             return None
         return val
+
+
+async def _gather(jobs: list[Any]) -> list[Any]:
+    return list(await asyncio.gather(*jobs))
 
 
 def _to(e: VocabEntry, method: str) -> Normalized:

@@ -77,13 +77,19 @@ def header(normalizer: Normalizer, vocab_header: str) -> dict[str, Any]:
     }
 
 
-def normalize_unit(normalizer: Normalizer, unit: dict[str, Any]) -> dict[str, Any]:
-    """One pair's result: ``normalized`` (the :class:`~biorag.strata.normalize.Normalized`)
-    and what its LLM choice counted (``stats``: asked, answered, failed)."""
-    before = dict(normalizer.stats)
-    n = normalizer.normalize(unit["mention"], unit["type"])
-    stats = {k: v - before.get(k, 0) for k, v in normalizer.stats.items() if v != before.get(k, 0)}
-    return {"sid": unit["sid"], "hash": unit["hash"], "normalized": asdict(n), "stats": stats}
+def normalize_batch(normalizer: Normalizer, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each unit's result: ``normalized`` (the :class:`~biorag.strata.normalize.Normalized`),
+    the LLM's choices asked together; what they counted (``stats``: asked, answered, failed)
+    on the first result, as a batch is checkpointed whole."""
+    before = Counter(normalizer.stats)
+    found = normalizer.normalize_many([(u["mention"], u["type"]) for u in units])
+    results = [
+        {"sid": u["sid"], "hash": u["hash"], "normalized": asdict(n), "stats": {}}
+        for u, n in zip(units, found, strict=True)
+    ]
+    if results:
+        results[0]["stats"] = dict(normalizer.stats - before)
+    return results
 
 
 def local_batches(normalizer: Normalizer) -> RunBatches:
@@ -91,7 +97,7 @@ def local_batches(normalizer: Normalizer) -> RunBatches:
 
     def run(todo: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
         for start in range(0, len(todo), MENTIONS_PER_BATCH):
-            yield [normalize_unit(normalizer, u) for u in todo[start : start + MENTIONS_PER_BATCH]]
+            yield normalize_batch(normalizer, todo[start : start + MENTIONS_PER_BATCH])
 
     return run
 
@@ -114,7 +120,7 @@ class NormalizeWorker:
         self.normalizer = Normalizer(vocab, self.runtime.embedder, llm, threshold=threshold)
 
     def __call__(self, batch: list[str]) -> list[str]:
-        results = [normalize_unit(self.normalizer, json.loads(x)) for x in batch]
+        results = normalize_batch(self.normalizer, [json.loads(x) for x in batch])
         if results:
             results[0]["accounting"] = self.acc.report()
             self.acc.reset()
