@@ -31,6 +31,23 @@ class Stop(Exception):
     pass
 
 
+def stopping_after_one_batch(make_run):
+    """``make_run`` (a ``local_batches``) whose runs raise :class:`Stop` after one batch."""
+
+    def make(*args):
+        run = make_run(*args)
+
+        def gen(todo):
+            for i, results in enumerate(run(todo)):
+                if i == 1:
+                    raise Stop
+                yield results
+
+        return gen
+
+    return make
+
+
 def comparable(report) -> dict:
     return {
         k: v
@@ -45,19 +62,7 @@ def test_a_stopped_strata_build_resumes_with_the_papers_left(tmp_path, monkeypat
     assert whole.papers == N and not (tmp_path / "whole" / CHECKPOINT).exists()
     assert sum(whole.edges.values()) > N  # mentions, methods, domains: a graph to compare
 
-    real = strata_build.local_batches
-
-    def stopping(*args):
-        run = real(*args)
-
-        def gen(todo):
-            for i, results in enumerate(run(todo)):
-                if i == 1:
-                    raise Stop
-                yield results
-
-        return gen
-
+    stopping = stopping_after_one_batch(strata_build.local_batches)
     monkeypatch.setattr(strata_build, "local_batches", stopping)
     with pytest.raises(Stop):
         build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")
@@ -73,19 +78,7 @@ def test_a_build_stopped_while_normalizing_resumes_with_the_mentions_left(tmp_pa
     papers, emb = demo_papers(), HashEmbedder()
     whole = build_strata(papers, None, emb, Vocabulary(), tmp_path / "whole")
     assert whole.mentions_resumed == 0 and not (tmp_path / "whole" / NORMALIZE_CHECKPOINT).exists()
-    real = normalize_stage.local_batches
-
-    def stopping(normalizer):
-        run = real(normalizer)
-
-        def gen(todo):
-            for i, results in enumerate(run(todo)):
-                if i == 1:
-                    raise Stop
-                yield results
-
-        return gen
-
+    stopping = stopping_after_one_batch(normalize_stage.local_batches)
     monkeypatch.setattr(normalize_stage, "local_batches", stopping)
     with pytest.raises(Stop):
         build_strata(papers, None, emb, Vocabulary(), tmp_path / "kg")

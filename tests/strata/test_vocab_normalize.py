@@ -109,13 +109,17 @@ def test_normalize_many_asks_the_choices_together_and_agrees_with_one_at_a_time(
     from biorag.llm import LLM, MockBackend
 
     class Slow(MockBackend):
-        in_flight = peak = 0
+        """Counts the calls in flight at once (``peak``)."""
+
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.in_flight = self.peak = 0
 
         async def chat(self, req):
-            Slow.in_flight += 1
-            Slow.peak = max(Slow.peak, Slow.in_flight)
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
             await asyncio.sleep(0.02)
-            Slow.in_flight -= 1
+            self.in_flight -= 1
             return await super().chat(req)
 
     rules = [{"stage": "strata_normalize", "response": {"choice": 0}}]
@@ -131,4 +135,9 @@ def test_normalize_many_asks_the_choices_together_and_agrees_with_one_at_a_time(
     assert got[0] == got[4]  # one mention, two spellings: asked once
     asked = len(backend.calls)
     assert asked == many.stats["asked"] == one_at_a_time.stats["asked"] >= 3
-    assert 1 < Slow.peak <= 3  # together, within the client's limit
+    assert backend.peak == 3  # together, up to the client's limit (3 or more are asked)
+    # the same pairs through one call at a time: one in flight, the count would show it
+    serial = Slow(rules=rules)
+    one_slot = LLM(serial, max_retries=0, retry_base_delay=0.0, concurrency=1)
+    assert Normalizer(vocab, emb, one_slot).normalize_many(pairs) == got
+    assert serial.peak == 1 and len(serial.calls) == asked
