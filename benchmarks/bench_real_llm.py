@@ -236,6 +236,7 @@ def main() -> None:
         "answer_prompt": args.answer_prompt,
         "runs": {},
     }
+    summary = keep_earlier_runs(summary, tag)
     try:
         server.wait_ready()
         for ds in args.datasets.split(","):
@@ -275,6 +276,35 @@ def main() -> None:
     print(json.dumps(summary, indent=1))
 
 
+def keep_earlier_runs(summary: dict[str, Any], tag: str) -> dict[str, Any]:
+    """``summary`` with the runs of an earlier invocation under the same tag and settings, so a
+    second invocation on other datasets keeps the first one's runs in the summary file. The
+    server binary may differ (another machine builds its own): each run names the one it used."""
+
+    def setting(s: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in s.items() if k not in ("runs", "kg_builds")}
+        if isinstance(out.get("server"), dict):
+            out["server"] = {k: v for k, v in out["server"].items() if k != "binary"}
+        return out
+
+    path = RESULTS / f"real_llm_summary{tag}.json"
+    if not path.exists():
+        return summary
+    earlier = json.loads(path.read_text())
+    if setting(earlier) != setting(summary):
+        print(f"{path.name}: earlier settings differ, its runs are replaced", file=sys.stderr)
+        return summary
+    print(f"{path.name}: keeping earlier runs {sorted(earlier.get('runs', {}))}", file=sys.stderr)
+    binary = earlier.get("server", {}).get("binary")
+    for run in earlier.get("runs", {}).values():
+        if binary and "binary" not in run:
+            run["binary"] = binary
+    for part in ("runs", "kg_builds"):
+        if part in earlier:
+            summary[part] = {**earlier[part], **summary.get(part, {})}
+    return summary
+
+
 def run_eval(
     ds: str,
     key: str,
@@ -300,8 +330,15 @@ def run_eval(
     if r.returncode != 0:
         print(r.stderr[-3000:], file=sys.stderr)
         return
-    summary["runs"][key] = {"wall_s": round(wall, 1), "methods": summarize(run, methods)}
-    (RESULTS / f"real_llm_summary{tag}.json").write_text(json.dumps(summary, indent=1))
+    summary["runs"][key] = {
+        "wall_s": round(wall, 1),
+        "methods": summarize(run, methods),
+        **({"binary": summary["server"]["binary"]} if "server" in summary else {}),
+    }
+    path = RESULTS / f"real_llm_summary{tag}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=1))
+    tmp.replace(path)
 
 
 def run_in_process(args: argparse.Namespace, gguf: Path, tag: str) -> None:
@@ -324,6 +361,7 @@ def run_in_process(args: argparse.Namespace, gguf: Path, tag: str) -> None:
         "given_context": args.given_context,
         "runs": {},
     }
+    summary = keep_earlier_runs(summary, tag)
     for ds in args.datasets.split(","):
         if not args.given_context:
             raise SystemExit("--backend hf runs with --given-context only (no index is built)")
