@@ -127,6 +127,35 @@ def ensure_kg(ds: str, setting: list[str], n: int, env: dict[str, str], key: str
     return out
 
 
+def question_rows(run: Path) -> list[dict[str, Any]]:
+    """One compact row per (method, question), its latest record: what a table's figures rest
+    on, kept in the repository (``questions.json``) where ``predictions.jsonl`` is not."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in (run / "predictions.jsonl").read_text().splitlines():
+        if line.strip():
+            p = json.loads(line)
+            latest[(p["method"], str(p["question_id"]))] = p
+    rows = []
+    for (method, qid), p in latest.items():
+        total = (p.get("accounting") or {}).get("total") or {}
+        stages = (p.get("accounting") or {}).get("stages") or {}
+        rows.append({
+            "method": method,
+            "question_id": qid,
+            "question_type": p.get("question_type"),
+            "seconds": p.get("seconds"),
+            **{k: total.get(k, 0) for k in ("calls", "prompt_tokens", "completion_tokens")},
+            **{k: sum(int(c.get(k) or 0) for c in stages.values())
+               for k in ("loops_stopped", "repetition_cuts", "parse_failures", "fallbacks")},
+            "prediction": p.get("prediction"),
+            "gold": p.get("gold"),
+            "correct": p.get("correct"),
+            "parse_failed": p.get("parse_failed"),
+            "error": p.get("error"),
+        })  # fmt: skip
+    return rows
+
+
 def summarize(run: Path, methods: list[str]) -> dict[str, Any]:
     metrics = json.loads((run / "metrics.json").read_text())
     preds = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines() if x]
@@ -330,6 +359,9 @@ def run_eval(
     if r.returncode != 0:
         print(r.stderr[-3000:], file=sys.stderr)
         return
+    rows = run / "questions.json"
+    rows.with_suffix(".tmp").write_text(json.dumps(question_rows(run), indent=1))
+    rows.with_suffix(".tmp").replace(rows)
     summary["runs"][key] = {
         "wall_s": round(wall, 1),
         "methods": summarize(run, methods),
