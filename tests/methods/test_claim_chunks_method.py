@@ -69,6 +69,20 @@ def test_given_passages_need_no_index(tmp_path, hash_embedder, llm):
     assert "searcher" not in rt.built()
 
 
+def test_given_passages_cost_no_hyde_call_unless_the_query_reranks(
+    tmp_path, hash_embedder, reader_spy
+):
+    settings = make_runtime(tmp_path, hash_embedder).settings
+    rt = make_runtime(tmp_path, hash_embedder, None, client=reader_spy.client(settings))
+    check_claims(ClaimChunks(rt).answer_sync(GIVEN), GIVEN)
+    assert "hyde" not in rt.accounting()["stages"]
+    ans = ClaimChunks(rt, rerank_query="query").answer_sync(GIVEN)
+    check_claims(ans, GIVEN)
+    assert rt.accounting()["stages"]["hyde"]["calls"] == 1
+    assert ans.model_dump()["details"]["query"]["candidate_answer"]
+    rt.close()
+
+
 def test_claims_follow_the_rerank_order_and_the_limit(tmp_path, hash_embedder):
     rt = make_runtime(tmp_path, hash_embedder, reranker=KeywordReranker("krx1"))
     ans = ClaimChunks(rt).answer_sync(GIVEN)
