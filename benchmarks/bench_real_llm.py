@@ -37,6 +37,8 @@ sys.path.insert(0, str(REPO))
 
 from tests.real_llm.servers import LlamaServer, llama_server_binary  # noqa: E402
 
+from biorag.util.files import write_json_atomic  # noqa: E402
+
 DATA = REPO.parent / "shared" / "data"
 CACHE = REPO / "benchmarks" / ".cache"
 RESULTS = REPO / "benchmarks" / "results"
@@ -127,16 +129,18 @@ def ensure_kg(ds: str, setting: list[str], n: int, env: dict[str, str], key: str
     return out
 
 
+def latest_predictions(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The latest record of each (method, question) of ``run`` (a resumed run appends)."""
+    from biorag.eval.records import PREDICTIONS_FILE, latest_records, read_predictions
+
+    return latest_records(read_predictions(run / PREDICTIONS_FILE))
+
+
 def question_rows(run: Path) -> list[dict[str, Any]]:
     """One compact row per (method, question), its latest record: what a table's figures rest
     on, kept in the repository (``questions.json``) where ``predictions.jsonl`` is not."""
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    for line in (run / "predictions.jsonl").read_text().splitlines():
-        if line.strip():
-            p = json.loads(line)
-            latest[(p["method"], str(p["question_id"]))] = p
     rows = []
-    for (method, qid), p in latest.items():
+    for (method, qid), p in latest_predictions(run).items():
         total = (p.get("accounting") or {}).get("total") or {}
         stages = (p.get("accounting") or {}).get("stages") or {}
         rows.append({
@@ -158,7 +162,7 @@ def question_rows(run: Path) -> list[dict[str, Any]]:
 
 def summarize(run: Path, methods: list[str]) -> dict[str, Any]:
     metrics = json.loads((run / "metrics.json").read_text())
-    preds = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines() if x]
+    preds = list(latest_predictions(run).values())
     out: dict[str, Any] = {}
     for m in methods:
         mm = metrics["methods"].get(m, {})
@@ -359,18 +363,13 @@ def run_eval(
     if r.returncode != 0:
         print(r.stderr[-3000:], file=sys.stderr)
         return
-    rows = run / "questions.json"
-    rows.with_suffix(".tmp").write_text(json.dumps(question_rows(run), indent=1))
-    rows.with_suffix(".tmp").replace(rows)
+    write_json_atomic(run / "questions.json", question_rows(run))
     summary["runs"][key] = {
         "wall_s": round(wall, 1),
         "methods": summarize(run, methods),
         **({"binary": summary["server"]["binary"]} if "server" in summary else {}),
     }
-    path = RESULTS / f"real_llm_summary{tag}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=1))
-    tmp.replace(path)
+    write_json_atomic(RESULTS / f"real_llm_summary{tag}.json", summary)
 
 
 def run_in_process(args: argparse.Namespace, gguf: Path, tag: str) -> None:

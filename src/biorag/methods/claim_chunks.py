@@ -21,7 +21,7 @@ from typing import Any
 
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, QAMethod, Question, given_passages
+from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
@@ -34,7 +34,6 @@ from biorag.methods.context import (
 from biorag.methods.details import ClaimChunksDetails, QueryParts, RankedClaim
 from biorag.methods.rewrite import RERANK_QUERIES, rerank_text
 from biorag.methods.runtime import Runtime
-from biorag.retrieve.query import plain_query
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``mode``: the extraction mode
 #: (batched | faithful). ``rerank_query``: question | question+options | query.
@@ -69,13 +68,9 @@ class ClaimChunks(QAMethod):
         from biorag.extract import build_extraction
 
         o = self.options
-        if question.passages and o["rerank_query"] != "query":
-            # Nothing to search, and the claims are not reranked against the query: a HyDE
-            # call would be wasted (as in CLAIMS).
-            query = plain_query(question.text, question.options)
-            passages = given_passages(question)
-        else:
-            query, passages = await hyde_retrieve(self.rt, question, o)
+        # the query is used beyond the search only when the claims are reranked against it
+        query_used = o["rerank_query"] == "query"
+        query, passages = await hyde_retrieve(self.rt, question, o, query_used=query_used)
         chunks = []
         for i, p in enumerate(passages):
             text = clean_text(p.text)

@@ -164,13 +164,18 @@ class ContextItem:
 
 
 async def hyde_retrieve(
-    rt: Runtime, question: Question, options: dict[str, Any]
+    rt: Runtime, question: Question, options: dict[str, Any], *, query_used: bool = True
 ) -> tuple[Any, list[Any]]:
     """The HyDE query (question + options + candidate answer; no LLM: question + options) and
-    the top ``options["k"]`` chunks per index for it (``[retrieval]`` defaults when None)."""
-    from biorag.methods.base import retrieve_passages
-    from biorag.retrieve.query import build_query
+    the top ``options["k"]`` chunks per index for it (``[retrieval]`` defaults when None).
 
+    ``query_used=False``: the caller uses the query for the search only, so a question that
+    brings its passages gets them with the plain query and no HyDE call (nothing to search)."""
+    from biorag.methods.base import given_passages, retrieve_passages
+    from biorag.retrieve.query import build_query, plain_query
+
+    if question.passages and not query_used:
+        return plain_query(question.text, question.options), given_passages(question)
     s = rt.settings.retrieval
     query = await build_query(rt.llm, question.text, question.options, rewrite=False, hyde=True)
     k = int(options["k"] if options["k"] is not None else s.k)
