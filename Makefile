@@ -33,8 +33,9 @@ llama-server:
 	@PYTHON=$(PY) bash scripts/build-llama-server.sh || echo "llama-server could not be built: the real_llm tests will skip" >&2
 
 # llama-cpp-python's OpenAI-compatible server, the second real server of the real-model tests
-# (its own structured-output and context rules), compiled once per machine into its own virtual
-# environment in a cache outside the clone (4-10 min on 2 cores the first time).
+# (its own structured-output and context rules), installed once per machine into its own virtual
+# environment in a cache outside the clone, over llama-server's shared libraries (no second
+# compile: under a minute once llama-server is built).
 llama-cpp-python:
 	@bash scripts/build-llama-cpp-python.sh >/dev/null || echo "llama-cpp-python could not be built: its real-server tests will skip" >&2
 
@@ -59,10 +60,10 @@ milvus-server:
 ray: $(STAMP)
 	@$(PY) -m pip install --quiet $(FIND_LINKS) -e '.[ray]' || echo "ray[data] could not be installed: the Ray tests will skip" >&2
 
-test: $(STAMP) llama-server llama-cpp-python mpnet graph-server milvus-server ray
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/mypy src
-	$(PY) -m pytest -q
+# Everything above, timed, with the long builds beside the installs and the first tests; ends with
+# the setup steps' times and the 15 slowest tests (scripts/test.sh).
+test:
+	@bash scripts/test.sh
 
 clean:
 	rm -rf $(VENV) .biorag .pytest_cache .ruff_cache

@@ -3,6 +3,11 @@
 # source package on PyPI (cmake, the server target only) into a cache outside the clone, once per
 # machine. Prints the binary's path on stdout; progress goes to stderr.
 #
+# The libraries are built shared (libllama, libggml*, libmtmd beside the binary, found through
+# an $ORIGIN run path): scripts/build-llama-cpp-python.sh installs llama-cpp-python over these
+# same libraries instead of compiling llama.cpp a second time (they come from the same source
+# package, so the Python bindings match them).
+#
 #   scripts/build-llama-server.sh            # build if missing, print the path
 #   scripts/build-llama-server.sh --check    # print the path if built, else exit 5
 #   LLAMA_SERVER_CACHE=/somewhere scripts/build-llama-server.sh
@@ -17,7 +22,7 @@ main() {
   CACHE="${LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/biorag/llama-server}"
   PY="${PYTHON:-python3}"
   cpu_key=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-8 || echo generic)
-  DEST="$CACHE/$VERSION-$cpu_key"
+  DEST="$CACHE/$VERSION-shared-$cpu_key"
   BIN="$DEST/bin/llama-server"
   if [[ -x "$BIN" ]]; then
     echo "$BIN"
@@ -38,7 +43,7 @@ main() {
   flock 9
   if [[ -x "$BIN" ]]; then echo "$BIN"; exit 0; fi
   # The build folder is kept when a build fails or is interrupted: the next run goes on from it.
-  WORK="$CACHE/.build-$VERSION-$cpu_key"
+  WORK="$CACHE/.build-$VERSION-shared-$cpu_key"
   mkdir -p "$WORK"
   start=$(date +%s)
   if [[ ! -d "$WORK/llama_cpp_python-$VERSION" ]]; then
@@ -49,7 +54,8 @@ main() {
   fi
   SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
   echo "build-llama-server: configuring $SRC" >&2
-  cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+  cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+    -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN' \
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
     -DLLAMA_CURL=OFF -DGGML_NATIVE=ON >"$WORK/configure.log" 2>&1 || {
@@ -59,6 +65,9 @@ main() {
     tail -40 "$WORK/build.log" >&2; exit 4; }
   mkdir -p "$DEST.tmp/bin"
   cp "$WORK/build/bin/llama-server" "$DEST.tmp/bin/"
+  cp -a "$WORK"/build/bin/lib*.so* "$DEST.tmp/bin/"
+  "$DEST.tmp/bin/llama-server" --version >/dev/null 2>&1 || {
+    echo "build-llama-server: the built binary does not start (missing libraries?)" >&2; exit 4; }
   cp "$SRC/LICENSE" "$DEST.tmp/LICENSE.llama.cpp"
   echo "$(( $(date +%s) - start ))" >"$DEST.tmp/build_seconds"
   rm -rf "$DEST"

@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 from tests.graph_server import LiveNeo4j, live_neo4j
 
+#: the suite's order and its cost, reported at the end of every run
+pytest_plugins = ["tests.timing_report"]
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
@@ -186,3 +189,12 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from tests.ray_cluster import ray_cluster as start
 
     yield from start(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def converted(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """SmolLM2 converted from its GGUF file into a fresh home and loaded, once for the session
+    (tests/smol_hf.py; the in-process tests and the CLI's in-process run share the home)."""
+    from tests.smol_hf import convert
+
+    return convert(tmp_path_factory.mktemp("smol-home"))

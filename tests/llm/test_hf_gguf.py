@@ -12,17 +12,15 @@ import importlib.util
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.smol_hf import Converted
 
-from biorag.config import LLMSettings, Settings
 from biorag.errors import ConfigError
 from biorag.llm import ChatRequest, build_llm
 from biorag.llm.hf_backend import GGUF_MARKER, HFBackend, file_sha256
-from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 from biorag.methods.base import Question
 from biorag.methods.registry import build_method
 from biorag.methods.runtime import Runtime
@@ -34,40 +32,7 @@ QUESTION = [
 OPTS = {"A": "insulin", "B": "atorvastatin", "C": "penicillin"}
 
 
-def _smollm2_or_skip() -> Path:
-    """The GGUF file, or a skip that says what is missing and how to install it."""
-    path = smollm2_gguf_path()
-    missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
-    reason = None
-    if path is None:
-        reason = f"the SmolLM2 GGUF package is not installed ({SMOLLM2_INSTALL})"
-    elif missing:
-        reason = f"{' and '.join(missing)} not installed (pip install 'biorag[gguf]')"
-    if reason:
-        print(f"SKIP real_llm: {reason}")
-        pytest.skip(reason)
-    assert path is not None
-    return path
-
-
-def _settings(gguf: Path, home: Path) -> Settings:
-    """``llm.backend = "hf"`` on the GGUF file, the LLM cache off, caches under ``home``."""
-    llm = LLMSettings(backend="hf", hf_path=str(gguf), cache=False)
-    return Settings(home=str(home), llm=llm)
-
-
-@dataclass
-class Converted:
-    gguf: Path
-    home: Path
-    backend: HFBackend  # the one that converted (loaded, ready)
-    load_s: float  # first load: conversion plus loading the converted directory
-
-    def settings(self) -> Settings:
-        return _settings(self.gguf, self.home)
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def one_thread() -> Iterator[None]:
     import torch
 
@@ -75,22 +40,6 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def converted(tmp_path_factory: pytest.TempPathFactory, one_thread: None) -> Converted:
-    """SmolLM2 converted from its GGUF file into a fresh home, once for this module."""
-    gguf = _smollm2_or_skip()
-    home = tmp_path_factory.mktemp("smol-home")
-    llm = build_llm(_settings(gguf, home))
-    assert llm is not None and isinstance(llm.backend, HFBackend)
-    backend = llm.backend
-    start = time.perf_counter()
-    with backend._lock:
-        backend._load()
-    load_s = time.perf_counter() - start
-    print(f"SmolLM2 GGUF: converted in {backend.conversion_s:.1f}s, ready in {load_s:.1f}s")
-    return Converted(gguf, home, backend, load_s)
 
 
 @pytest.mark.real_llm

@@ -7,6 +7,7 @@ for ``/health`` and stops it (also on kill, for failover tests).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -21,8 +22,30 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-llama-server.sh"
 
 
+def wait_for_builds(timeout_s: float = 3600.0) -> None:
+    """Under ``make test`` the servers are built in the background while the first tests run
+    (scripts/test.sh); a test that needs one waits here until the builds are over (built or
+    failed: the lookups below then say which). The wait is reported with the setup steps."""
+    done = os.environ.get("BIORAG_TEST_BUILDS_DONE")
+    if not done or Path(done).exists():
+        return
+    start = time.monotonic()
+    print(f"\nwaiting for the background builds of scripts/test.sh ({done})", flush=True)
+    while not Path(done).exists():
+        if time.monotonic() - start > timeout_s:
+            return  # the lookups then say what is missing
+        time.sleep(2)
+    waited = time.monotonic() - start
+    times = os.environ.get("BIORAG_TEST_SETUP_TIMES")
+    if times:
+        with open(times, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"step": "tests waited for the builds", "seconds": round(waited, 1),
+                                "rc": 0}) + "\n")  # fmt: skip
+
+
 def llama_server_binary() -> tuple[Path | None, str]:
     """``(path, "")`` of a built llama-server, or ``(None, why not)``."""
+    wait_for_builds()
     explicit = os.environ.get("BIORAG_LLAMA_SERVER")
     if explicit:
         p = Path(explicit)
@@ -168,6 +191,7 @@ def llama_cpp_python() -> tuple[Path | None, str]:
     """``(python, "")`` of the virtual environment that holds llama-cpp-python's server (built by
     ``scripts/build-llama-cpp-python.sh``, or named by ``BIORAG_LLAMA_CPP_PYTHON``), or
     ``(None, why not)``."""
+    wait_for_builds()
     explicit = os.environ.get("BIORAG_LLAMA_CPP_PYTHON")
     if explicit:
         p = Path(explicit)
@@ -178,7 +202,8 @@ def llama_cpp_python() -> tuple[Path | None, str]:
     if r.returncode == 0 and r.stdout.strip():
         return Path(r.stdout.strip().splitlines()[-1]), ""
     return None, (r.stderr.strip() or "llama-cpp-python's server is not built") + (
-        " (run scripts/build-llama-cpp-python.sh: 4-10 min on 2 cores; see docs/llm-servers.md)"
+        " (run scripts/build-llama-cpp-python.sh: under a minute over llama-server's libraries;"
+        " see docs/llm-servers.md)"
     )
 
 

@@ -15,8 +15,8 @@ the server and the model named:
   counts that match its usage (SmolLM2 does not loop under this server's default repeat
   penalty, so the closing of a looping stream is tested on llama-server and by fault injection).
 
-The server is built by ``scripts/build-llama-cpp-python.sh`` (4-10 min on 2 cores, once per
-machine); without it these tests skip and say why.
+The server is installed by ``scripts/build-llama-cpp-python.sh`` over llama-server's libraries,
+once per machine; without it these tests skip and say why.
 """
 
 from __future__ import annotations
@@ -35,10 +35,15 @@ WINDOW = 4096
 SMALL_WINDOW = 768
 
 
-def _server(smol_gguf: Path, tmp: Path, ctx: int) -> Iterator[LlamaCppPythonServer]:
+@pytest.fixture(scope="session")
+def lcp_python() -> Path:
     python, why = llama_cpp_python()
     if python is None:
         pytest.skip(why)
+    return python
+
+
+def _server(python: Path, smol_gguf: Path, tmp: Path, ctx: int) -> Iterator[LlamaCppPythonServer]:
     server = LlamaCppPythonServer(python, smol_gguf, ctx=ctx, log_path=tmp / "server.log")
     try:
         server.wait_ready()
@@ -49,16 +54,16 @@ def _server(smol_gguf: Path, tmp: Path, ctx: int) -> Iterator[LlamaCppPythonServ
 
 @pytest.fixture(scope="module")
 def lcp(
-    smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
+    lcp_python: Path, smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LlamaCppPythonServer]:
-    yield from _server(smol_gguf, tmp_path_factory.mktemp("lcp"), WINDOW)
+    yield from _server(lcp_python, smol_gguf, tmp_path_factory.mktemp("lcp"), WINDOW)
 
 
 @pytest.fixture(scope="module")
 def lcp_small(
-    smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
+    lcp_python: Path, smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LlamaCppPythonServer]:
-    yield from _server(smol_gguf, tmp_path_factory.mktemp("lcp_small"), SMALL_WINDOW)
+    yield from _server(lcp_python, smol_gguf, tmp_path_factory.mktemp("lcp_small"), SMALL_WINDOW)
 
 
 def _ask(server: LlamaCppPythonServer, index: Path, home: Path, method: list[str], **env: str):

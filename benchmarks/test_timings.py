@@ -1,0 +1,204 @@
+"""Where `make test`'s time goes: records a run's timings as a result file, and renders the
+tables of docs/testing.md from the committed result files (never typed by hand).
+
+    # after `make test` (scripts/test.sh wrote .biorag/test-report/durations.json):
+    python benchmarks/test_timings.py record --label fresh --caches empty \\
+        --command "cd /work && git clone -q main c && cd c && CI=true bash .ci/run"
+    # a run of the old `make test` (each step timed by hand, pytest --junitxml):
+    python benchmarks/test_timings.py record --label before --caches empty \\
+        --steps steps.txt --junit junit.xml --command "..."
+    python benchmarks/test_timings.py render          # rewrites docs/testing.md's tables
+    python benchmarks/test_timings.py render --check  # exit 1 if docs/testing.md is stale
+
+Result files: benchmarks/results/test_timings_<label>.json (setup steps, totals, the 30 slowest
+tests). tests/test_docs_test_timings.py runs ``render --check``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+DOC = REPO / "docs" / "testing.md"
+KEEP = 30
+BEGIN = "<!-- BEGIN test_timings:{label} (rendered by benchmarks/test_timings.py) -->"
+END = "<!-- END test_timings:{label} -->"
+
+
+def _commit() -> str:
+    r = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    )
+    return r.stdout.strip() or "unknown"
+
+
+def _from_junit(path: Path) -> dict[str, Any]:
+    """Per-test totals from pytest's JUnit XML (its ``time`` is setup + call + teardown)."""
+    rows = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        cls, name = case.get("classname", ""), case.get("name", "")
+        file = cls.replace(".", "/") + ".py"
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed"
+            elif child.tag == "skipped":
+                outcome = "skipped"
+        rows.append(
+            {
+                "test": f"{file}::{name}",
+                "seconds": round(float(case.get("time", 0)), 2),
+                "real_model": "real_llm" in file or "hf_gguf" in file,
+                "outcome": outcome,
+            }
+        )
+    rows.sort(key=lambda r: -r["seconds"])
+    real = sum(r["seconds"] for r in rows if r["real_model"])
+    rest = sum(r["seconds"] for r in rows if not r["real_model"])
+    return {
+        "tests": {
+            "count": len(rows),
+            "without_real_model_s": round(rest, 1),
+            "real_model_s": round(real, 1),
+        },
+        "slowest": rows,
+    }
+
+
+def _steps_txt(path: Path) -> list[dict[str, Any]]:
+    """``NAME SECONDS rc=N`` lines (a hand-timed run of the old `make test`)."""
+    steps = []
+    for line in path.read_text().splitlines():
+        m = re.match(r"(\S+) (\d+) rc=(\d+)$", line.strip())
+        if m:
+            steps.append({"step": m[1], "seconds": float(m[2]), "rc": int(m[3])})
+    return steps
+
+
+def record(args: argparse.Namespace) -> None:
+    if args.junit:
+        data = _from_junit(Path(args.junit))
+        data["setup_steps"] = _steps_txt(Path(args.steps)) if args.steps else []
+        if args.wall:
+            data["make_test_wall_s"] = args.wall
+    else:
+        data = json.loads(Path(args.durations).read_text())
+    data["slowest"] = data["slowest"][:KEEP]
+    out = {
+        "label": args.label,
+        "caches": args.caches,
+        "command": args.command,
+        "commit": args.commit or _commit(),
+        "date": dt.date.today().isoformat(),
+        "machine": args.machine,
+        "note": args.note,
+        **data,
+    }
+    path = RESULTS / f"test_timings_{args.label}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    print(path)
+
+
+def _minutes(s: float) -> str:
+    return f"{s / 60:.1f} min"
+
+
+def table(run: dict[str, Any]) -> str:
+    """The markdown of one run: its setup steps, totals and slowest tests."""
+    lines = [
+        f"Run at {run['commit']} on {run['date']} ({run['machine']}; caches {run['caches']}):"
+        f" `{run['command']}`" + (f". {run['note']}" if run.get("note") else ""),
+        "",
+        "| setup step | wall | exit |",
+        "|---|---:|---:|",
+    ]
+    for s in run["setup_steps"]:
+        start = f" (from +{s['started_s']} s)" if "started_s" in s else ""
+        lines.append(f"| {s['step']}{start} | {s['seconds']:.0f} s | {s.get('rc', 0)} |")
+    t = run["tests"]
+    lines += [
+        "",
+        f"Tests: {t['count']}; without a real model {_minutes(t['without_real_model_s'])},"
+        f" with a real model {_minutes(t['real_model_s'])}"
+        + (f"; pytest wall {_minutes(t['pytest_wall_s'])}" if "pytest_wall_s" in t else "")
+        + (
+            f"; **`make test` wall {_minutes(run['make_test_wall_s'])}**"
+            if run.get("make_test_wall_s")
+            else ""
+        )
+        + ".",
+        "",
+        f"| the {len(run['slowest'])} slowest tests | seconds | real model |",
+        "|---|---:|:-:|",
+    ]
+    for r in run["slowest"]:
+        name = r["test"].replace("|", "\\|")
+        flag = "yes" if r["real_model"] else ""
+        lines.append(f"| `{name}` | {r['seconds']:.1f} | {flag} |")
+    return "\n".join(lines)
+
+
+def render(check: bool) -> int:
+    text = DOC.read_text(encoding="utf-8")
+    new = text
+    for m in re.finditer(r"<!-- BEGIN test_timings:(\S+) ", text):
+        label = m[1]
+        path = RESULTS / f"test_timings_{label}.json"
+        if not path.is_file():
+            print(
+                f"docs/testing.md names test_timings:{label}, but {path} is missing",
+                file=sys.stderr,
+            )
+            return 1
+        body = table(json.loads(path.read_text(encoding="utf-8")))
+        begin, end = BEGIN.format(label=label), END.format(label=label)
+        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+        block = f"{begin}\n{body}\n{end}"
+        new = pattern.sub(lambda _, block=block: block, new)
+    if check:
+        if new != text:
+            print("docs/testing.md differs from its result files: "
+                  "run python benchmarks/test_timings.py render", file=sys.stderr)  # fmt: skip
+            return 1
+        return 0
+    if new != text:
+        DOC.write_text(new, encoding="utf-8")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    rec = sub.add_parser("record", help="write benchmarks/results/test_timings_<label>.json")
+    rec.add_argument("--label", required=True)
+    rec.add_argument("--caches", choices=["empty", "warm"], required=True)
+    rec.add_argument("--command", required=True, help="the command that ran the tests")
+    rec.add_argument("--durations", default=".biorag/test-report/durations.json")
+    rec.add_argument("--junit", help="pytest --junitxml file (instead of --durations)")
+    rec.add_argument("--steps", help="with --junit: 'NAME SECONDS rc=N' lines")
+    rec.add_argument("--wall", type=float, help="with --junit: the whole run's wall seconds")
+    rec.add_argument("--commit", help="the commit that ran (default: HEAD)")
+    rec.add_argument("--machine", default="2 cores, 24 GiB")
+    rec.add_argument("--note", default="")
+    ren = sub.add_parser("render", help="rewrite the tables of docs/testing.md")
+    ren.add_argument("--check", action="store_true", help="exit 1 if the doc is stale")
+    args = ap.parse_args()
+    if args.cmd == "record":
+        record(args)
+        return 0
+    return render(args.check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
