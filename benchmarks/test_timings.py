@@ -74,6 +74,35 @@ def _from_junit(path: Path) -> dict[str, Any]:
     }
 
 
+def _from_timeline(path: Path, real_from: int, end: int) -> dict[str, Any]:
+    """Start-to-next-start times from ``EPOCH NAME`` lines: the birth times of the pytest
+    ``tmp_path`` folders of a run that was stopped before pytest wrote its report (a test's
+    time then includes the fixtures started after it began; tests without ``tmp_path`` are
+    charged to the one before them). ``real_from``: when the first real-model test began."""
+    rows = []
+    lines = [x.split(maxsplit=1) for x in path.read_text().splitlines() if x.strip()]
+    marks = [(int(t), n.strip()) for t, n in lines]
+    for (t, name), (t_next, _) in zip(marks, [*marks[1:], (end, "")], strict=True):
+        if name.endswith("current"):
+            continue
+        rows.append(
+            {
+                "test": f"tmp_path {name} (from +{t - marks[0][0]} s)",
+                "seconds": float(t_next - t),
+                "real_model": t >= real_from,
+                "outcome": None,
+            }
+        )
+    rows.sort(key=lambda r: -r["seconds"])
+    real = sum(r["seconds"] for r in rows if r["real_model"])
+    rest = sum(r["seconds"] for r in rows if not r["real_model"])
+    return {
+        "tests": {"count": len(rows), "without_real_model_s": rest, "real_model_s": real},
+        "rows": "tmp_path folders",
+        "slowest": rows,
+    }
+
+
 def _steps_txt(path: Path) -> list[dict[str, Any]]:
     """``NAME SECONDS rc=N`` lines (a hand-timed run of the old `make test`)."""
     steps = []
@@ -85,7 +114,12 @@ def _steps_txt(path: Path) -> list[dict[str, Any]]:
 
 
 def record(args: argparse.Namespace) -> None:
-    if args.junit:
+    if args.timeline:
+        data = _from_timeline(Path(args.timeline), args.real_from, args.end)
+        data["setup_steps"] = _steps_txt(Path(args.steps)) if args.steps else []
+        if args.wall:
+            data["make_test_wall_s"] = args.wall
+    elif args.junit:
         data = _from_junit(Path(args.junit))
         data["setup_steps"] = _steps_txt(Path(args.steps)) if args.steps else []
         if args.wall:
@@ -129,7 +163,8 @@ def table(run: dict[str, Any]) -> str:
     t = run["tests"]
     lines += [
         "",
-        f"Tests: {t['count']}; without a real model {_minutes(t['without_real_model_s'])},"
+        ("tmp_path folders" if run.get("rows") else "Tests")
+        + f": {t['count']}; without a real model {_minutes(t['without_real_model_s'])},"
         f" with a real model {_minutes(t['real_model_s'])}"
         + (f"; pytest wall {_minutes(t['pytest_wall_s'])}" if "pytest_wall_s" in t else "")
         + (
@@ -139,7 +174,7 @@ def table(run: dict[str, Any]) -> str:
         )
         + ".",
         "",
-        f"| the {len(run['slowest'])} slowest tests | seconds | real model |",
+        f"| the {len(run['slowest'])} slowest {run.get('rows', 'tests')} | seconds | real model |",
         "|---|---:|:-:|",
     ]
     for r in run["slowest"]:
@@ -186,6 +221,9 @@ def main() -> int:
     rec.add_argument("--command", required=True, help="the command that ran the tests")
     rec.add_argument("--durations", default=".biorag/test-report/durations.json")
     rec.add_argument("--junit", help="pytest --junitxml file (instead of --durations)")
+    rec.add_argument("--timeline", help="'EPOCH NAME' birth times of a stopped run's tmp_path")
+    rec.add_argument("--real-from", type=int, default=0, help="with --timeline: epoch")
+    rec.add_argument("--end", type=int, default=0, help="with --timeline: when it was stopped")
     rec.add_argument("--steps", help="with --junit: 'NAME SECONDS rc=N' lines")
     rec.add_argument("--wall", type=float, help="with --junit: the whole run's wall seconds")
     rec.add_argument("--commit", help="the commit that ran (default: HEAD)")
