@@ -91,19 +91,34 @@ def count_passages(messages: list[dict[str, str]]) -> int:
     return sum(len(PASSAGE_BLOCK.findall(m["content"])) for m in messages)
 
 
-class ContextFitMiddleware(_Wrapper):
-    """Fits each request to ``backend.context_window()`` before passing it on (see module)."""
+class LearnedWindow:
+    """A window a server stated only by refusing a prompt (llama-cpp-python reports none),
+    kept for every client of that backend: one refusal teaches them all."""
 
-    def __init__(self, inner: Any, backend: Any) -> None:
+    def __init__(self) -> None:
+        self.tokens: int | None = None
+
+
+class ContextFitMiddleware(_Wrapper):
+    """Fits each request to ``backend.context_window()`` before passing it on (see module).
+
+    ``backend`` is the bare backend (it knows the window and counts tokens), not the chain
+    below this middleware; ``learned`` is shared by the clients of one backend.
+    """
+
+    def __init__(self, inner: Any, backend: Any, learned: LearnedWindow | None = None) -> None:
         super().__init__(inner)
         self.backend = backend
-        # a window the server stated only by refusing a prompt (llama-cpp-python reports none)
-        self.learned_window: int | None = None
+        self.learned = learned if learned is not None else LearnedWindow()
+
+    @property
+    def learned_window(self) -> int | None:
+        return self.learned.tokens
 
     async def _window(self) -> int | None:
         get = getattr(self.backend, "context_window", None)
         window = await get() if get is not None else None
-        return window or self.learned_window
+        return window or self.learned.tokens
 
     async def _count(self, messages: list[dict[str, str]]) -> tuple[int, bool]:
         """(tokens, exact?)"""
@@ -181,7 +196,7 @@ class ContextFitMiddleware(_Wrapper):
             except ContextOverflowError as e:
                 if not e.n_ctx:
                     raise  # the refusal names no window: one line naming llm.context_window
-                self.learned_window = e.n_ctx
+                self.learned.tokens = e.n_ctx
                 log.warning(
                     "the server refused a prompt over its %d-token context window, which it "
                     "does not report: prompts are fitted to it from now on (set "

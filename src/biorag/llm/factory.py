@@ -13,7 +13,7 @@ from biorag.errors import ConfigError
 from biorag.llm.accounting import Accounting
 from biorag.llm.base import LLMBackend
 from biorag.llm.cache import SQLiteCache
-from biorag.llm.context import ContextFitMiddleware
+from biorag.llm.context import ContextFitMiddleware, LearnedWindow
 from biorag.llm.middleware import (
     AccountingMiddleware,
     CacheMiddleware,
@@ -32,6 +32,10 @@ _JSON_RETRY = (
 
 class LLM:
     """A backend wrapped in cache -> context fit -> retry -> concurrency limit -> accounting.
+
+    ``window_of`` is the bare backend whose window and token counter the context fit uses,
+    when ``backend`` is a wrapper of it (a limit shared by several clients: :func:`client_of`);
+    ``learned`` keeps a window learned from a refusal for every client of that backend.
 
     ``chat`` is the async entry point; ``chat_sync`` runs it from synchronous code (on a private
     event loop thread, so HTTP connections are reused between calls); ``chat_many`` answers
@@ -53,6 +57,8 @@ class LLM:
         budget_scale: float = 1.0,
         retry_base_delay: float = 0.5,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        window_of: Any | None = None,
+        learned: LearnedWindow | None = None,
     ) -> None:
         self.backend = backend
         self.accounting = accounting if accounting is not None else Accounting()
@@ -64,8 +70,9 @@ class LLM:
         chain: LLMBackend = AccountingMiddleware(backend, self.accounting)
         chain = ConcurrencyLimit(chain, concurrency)
         chain = RetryMiddleware(chain, max_retries, base_delay=retry_base_delay, sleep=sleep)
-        if hasattr(backend, "context_window"):
-            chain = ContextFitMiddleware(chain, backend)
+        window_of = backend if window_of is None else window_of
+        if hasattr(window_of, "context_window"):
+            chain = ContextFitMiddleware(chain, window_of, learned)
         if cache is not None:
             chain = CacheMiddleware(chain, cache, self.accounting)
         self.chain = chain
@@ -83,6 +90,16 @@ class LLM:
 
     def __repr__(self) -> str:
         return f"LLM(backend={self.backend!r}, cache={self.cache!r})"
+
+    def chain_names(self) -> list[str]:
+        """The layers a request passes, outermost first, down to the bare backend (what every
+        door's client is checked against)."""
+        names: list[str] = []
+        layer: Any = self.chain
+        while layer is not None:
+            names.append(type(layer).__name__)
+            layer = getattr(layer, "inner", None)
+        return names
 
     def _with_defaults(self, req: ChatRequest) -> ChatRequest:
         update: dict[str, Any] = {}
@@ -237,6 +254,36 @@ def make_backend(settings: Settings) -> LLMBackend | None:
     raise ConfigError(f"unknown llm.backend {cfg.backend!r}")
 
 
+def client_of(
+    settings: Settings,
+    backend: LLMBackend,
+    *,
+    accounting: Accounting | None = None,
+    cache: SQLiteCache | None = None,
+    window_of: Any | None = None,
+    learned: LearnedWindow | None = None,
+    retry_base_delay: float = 0.5,
+) -> LLM:
+    """The one place an LLM client is composed, for every door: :func:`build_llm` (the CLI's
+    ``ask``, scripts) and :meth:`~biorag.llm.shared.SharedLLM.client` (the service, eval, the
+    judges, the batch workers) both come here, so each gets the same chain with the same
+    settings. ``window_of``: the bare backend when ``backend`` wraps it."""
+    cfg = settings.llm
+    return LLM(
+        backend,
+        accounting=accounting,
+        cache=cache,
+        max_retries=cfg.max_retries,
+        concurrency=cfg.concurrency,
+        max_tokens=cfg.max_tokens,
+        temperature=cfg.temperature,
+        budget_scale=cfg.budget_scale,
+        retry_base_delay=retry_base_delay,
+        window_of=window_of,
+        learned=learned,
+    )
+
+
 def build_llm(
     settings: Settings,
     *,
@@ -254,15 +301,7 @@ def build_llm(
         backend = make_backend(settings)
         if backend is None:
             return None
-    cfg = settings.llm
-    return LLM(
-        backend,
-        accounting=accounting,
-        cache=SQLiteCache(settings.llm_cache_path()) if cfg.cache else None,
-        max_retries=cfg.max_retries,
-        concurrency=cfg.concurrency,
-        max_tokens=cfg.max_tokens,
-        temperature=cfg.temperature,
-        budget_scale=cfg.budget_scale,
-        retry_base_delay=retry_base_delay,
+    cache = SQLiteCache(settings.llm_cache_path()) if settings.llm.cache else None
+    return client_of(
+        settings, backend, accounting=accounting, cache=cache, retry_base_delay=retry_base_delay
     )

@@ -29,9 +29,12 @@ class SharedLLM:
     """
 
     def __init__(self, settings: Settings, backend: Any | None = None) -> None:
+        from biorag.llm.context import LearnedWindow
         from biorag.llm.factory import make_backend
 
+        self.settings = settings
         self.cfg = settings.llm
+        self.learned = LearnedWindow()
         self.backend = backend if backend is not None else make_backend(settings)
         self.limited: Any = None
         self.cache: Any = None
@@ -48,20 +51,24 @@ class SharedLLM:
         return getattr(self.backend, "model", None) if self.backend is not None else None
 
     def client(self, accounting: Any) -> Any | None:
-        """A client of its own (own accounting) over the shared backend; None without an LLM."""
+        """A client of its own (own accounting) over the shared backend; None without an LLM.
+
+        Composed by :func:`~biorag.llm.factory.client_of` like :func:`build_llm`'s, so every
+        door gets the same chain (cache, context fit, retry, limit, accounting), with one more
+        limit below it shared by all the clients. The context fit reads the bare backend's
+        window, and a window learned from a refusal is learned for all of them.
+        """
         if self.limited is None:
             return None
-        from biorag.llm.factory import LLM
+        from biorag.llm.factory import client_of
 
-        return LLM(
+        return client_of(
+            self.settings,
             self.limited,
             accounting=accounting,
             cache=self.cache,
-            max_retries=self.cfg.max_retries,
-            concurrency=self.cfg.concurrency,
-            max_tokens=self.cfg.max_tokens,
-            temperature=self.cfg.temperature,
-            budget_scale=self.cfg.budget_scale,
+            window_of=self.backend,
+            learned=self.learned,
         )
 
     async def aclose(self) -> None:

@@ -1,0 +1,75 @@
+"""A llama-server with a 1,024-token window, ten long passages a question: ``biorag ask``,
+``biorag eval`` (open setting) and the service's ``/v1/ask`` each fit the prompt (the
+lowest-ranked passages dropped, and said) and answer. Before every door's client was composed
+in one place, eval and the service sent the prompts as they were and lost every answer to
+the server's refusal while ``ask`` answered (the fault-injected version, every door's chain:
+tests/llm/test_llm_one_wiring.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.demo_data import write_pqal
+from tests.real_llm.conftest import OPTIONS, biorag, demo_questions, llm_env
+from tests.real_llm.servers import LlamaServer
+from tests.real_llm.test_eval_on_llama_servers import _predictions
+from tests.serve.serving import start_serve, stop_serve
+
+pytestmark = pytest.mark.real_llm
+
+WINDOW = 1024
+
+
+@pytest.fixture(scope="module")
+def small_llama(
+    llama_bin: Path, smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LlamaServer]:
+    log = tmp_path_factory.mktemp("small_llama") / "server.log"
+    server = LlamaServer(llama_bin, smol_gguf, ctx=WINDOW, parallel=1, log_path=log)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_ask_eval_and_the_service_answer_at_a_small_window(
+    small_llama: LlamaServer, demo_index: Path, tmp_path: Path
+) -> None:
+    env = llm_env(small_llama.url, tmp_path / "home", BIORAG_LLM_CACHE="false")
+    q = demo_questions(1)[0]
+    # the CLI
+    r = biorag(["ask", "--index", str(demo_index), "--method", "retrieve-read", "--options",
+                json.dumps(OPTIONS), "--json", q["question"]], env)  # fmt: skip
+    assert r["rc"] == 0, r["stderr"][-3000:]
+    assert r["json"]["answer"] in OPTIONS
+    assert any(f["dropped"] for f in r["json"]["context_fit"]), r["json"]["context_fit"]
+    # eval, open setting: two questions searched in the index
+    data = tmp_path / "ori_pqal.json"
+    ids = write_pqal(data, 2)
+    out = tmp_path / "run"
+    r = biorag(["eval", "--dataset", "pubmedqa", "--data", str(data), "--setting", "open",
+                "--index", str(demo_index), "--methods", "retrieve-read", "--out", str(out),
+                "--json"], env)  # fmt: skip
+    assert r["rc"] == 0, r["stderr"][-3000:]
+    preds = _predictions(out)
+    assert sorted(p["question_id"] for p in preds) == sorted(ids)
+    assert not [p["error"] for p in preds if p.get("error")]
+    assert all(p["prediction"] in OPTIONS or p["parse_failed"] for p in preds), preds
+    assert "ContextOverflow" not in r["stderr"] and "exceed" not in r["stderr"]
+    # the service
+    proc, base = start_serve(["--index", str(demo_index)], env, tmp_path / "serve.log")
+    try:
+        resp = httpx.post(f"{base}/v1/ask", timeout=600,
+                          json={"question": q["question"], "options": q["options"]})  # fmt: skip
+        assert resp.status_code == 200, resp.text
+        ans = resp.json()
+        assert ans["answer"] in q["options"] or ans["parse_failed"], ans
+        fits = ans["details"]["context_fit"]  # the service keeps the answer's details nested
+        assert any(f["dropped"] for f in fits), fits
+    finally:
+        assert stop_serve(proc) == 0, (tmp_path / "serve.log").read_text()[-3000:]
