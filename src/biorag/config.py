@@ -387,17 +387,39 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _shown(value: Any) -> str:
-    """A setting's value as an error message shows it: URL credentials masked, long values cut."""
-    text = repr(mask_url(value) if isinstance(value, str) else value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys allowed where ``loc`` points (a section's fields, or the top level's)."""
+    model: Any = Settings
+    for part in loc[:-1]:
+        field = getattr(model, "model_fields", {}).get(part)
+        model = field.annotation if field is not None else None
+        if model is None:
+            return []
+    return sorted(getattr(model, "model_fields", {}))
+
+
+def _nearest(key: str, known: list[str]) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _without_value(msg: str, value: Any) -> str:
+    """``msg`` with the offending value taken out, should a validator have quoted it."""
+    if isinstance(value, str) and len(value) >= 4:
+        for shown in (repr(value), value):
+            msg = msg.replace(shown, "<value not shown>")
+    return msg
 
 
 def _describe(err: ValidationError, origin: str) -> str:
+    """One line per invalid setting, naming the key and what is wrong with it. No value is
+    ever printed: a mistyped key may hold a secret (``api_kee = "<the key>"``), so an unknown
+    key is named with the nearest known one instead."""
     lines = [f"invalid settings ({origin}):"]
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        msg = e["msg"]
         if looks_secret(key):  # never echoed: biorag reads keys from the environment only
             lines.append(
                 f"  {key}: biorag takes no secret from settings (value not shown); put the key "
@@ -405,8 +427,11 @@ def _describe(err: ValidationError, origin: str) -> str:
             )
             continue
         if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        lines.append(f"  {key}: {msg} (got {_shown(e.get('input'))})")
+            near = _nearest(str(e["loc"][-1]), _known_keys(tuple(e["loc"])))
+            hint = f"; did you mean {'.'.join([*map(str, e['loc'][:-1]), near])}?" if near else ""
+            lines.append(f"  {key}: unknown key (value not shown){hint}")
+            continue
+        lines.append(f"  {key}: {_without_value(str(e['msg']), e.get('input'))} (value not shown)")
     lines.append("Fix the key or value, or run `biorag config show` to see the allowed settings.")
     return "\n".join(lines)
 

@@ -3,7 +3,8 @@
 A real llama-server started with ``--api-key`` demands the key; ``OPENAI_API_KEY`` (the default
 ``llm.api_key_env``) carries a canary. Commands that succeed with it, and commands that fail in
 the ways a user makes them fail (a key put in the settings file or in a ``BIORAG_`` variable,
-a key in the URL, a wrong key, a server that is down, bad input), all run with ``--verbose``;
+under its own name or a mistyped one, a key in the URL, a wrong key, a server that is down, bad
+input), all run with ``--verbose``;
 then every byte they printed and every file under the test's directory (home, LLM cache, run
 directories, KG) is searched for the canary.
 """
@@ -48,6 +49,8 @@ def test_no_command_prints_or_writes_the_key(
     corpus.write_text(json.dumps({"question": q, "answer": "yes"}) + "\n", encoding="utf-8")
     toml = tmp_path / "with_key.toml"
     toml.write_text(f'[llm]\napi_key = "{CANARY}"\n', encoding="utf-8")
+    mistyped = tmp_path / "mistyped_key.toml"  # a key no settings check knows as secret
+    mistyped.write_text(f'[llm]\napi_kee = "{CANARY}"\n', encoding="utf-8")
     url_with_key = keyed_llama.url.replace("http://", f"http://user:{CANARY}@")
     down = f"http://127.0.0.1:{free_port()}/v1"
 
@@ -63,6 +66,8 @@ def test_no_command_prints_or_writes_the_key(
     failing = [
         (["--config", str(toml), "ask", "--index", str(demo_index), q], {}),
         (["ask", "--index", str(demo_index), q], {"BIORAG_LLM_API_KEY": CANARY}),
+        (["--config", str(mistyped), "ask", "--index", str(demo_index), q], {}),
+        (["ask", "--index", str(demo_index), q], {"BIORAG_LLM_API_KEE": CANARY}),
         (["ask", "--index", str(demo_index), "--method", "closed-book", q],
          {"BIORAG_LLM_BASE_URL": url_with_key, "OPENAI_API_KEY": "sk-wrong-key-000"}),
         (["ask", "--index", str(demo_index), "--method", "closed-book", q],
@@ -94,7 +99,7 @@ def test_no_command_prints_or_writes_the_key(
     leaked = [
         str(p.relative_to(tmp_path))
         for p in tmp_path.rglob("*")
-        if p.is_file() and p != toml and CANARY.encode() in p.read_bytes()
+        if p.is_file() and p not in (toml, mistyped) and CANARY.encode() in p.read_bytes()
     ]
     assert not leaked, leaked
     assert (home / "llm_cache.sqlite").is_file()  # the cache that was searched holds answers
