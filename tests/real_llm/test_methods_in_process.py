@@ -1,13 +1,13 @@
 """SmolLM2-135M-Instruct in process (``llm.backend = "hf"`` on the GGUF file), through the CLI, as
 a user without a server runs it.
 
-One method, the JSON-heaviest (batched CLAIMS: claims with triples, judgements, summaries and
-the answer, each a schema): what the in-process backend adds to a method (generation, JSON,
-loop stops, token counts, the GGUF converted once into the user's home) is the same for every
+One method through the CLI door: what the in-process backend adds to a method (generation,
+JSON answers, token counts, the GGUF converted once into the user's home) is the same for every
 method, and every method's own path runs against llama-server in
-test_methods_on_llama_server.py; closed-book and retrieve-read also run in process through the
-API in tests/llm/test_hf_gguf.py. (Every method in process took 9.5 of the suite's minutes and
-proved nothing more.)
+test_methods_on_llama_server.py; the backend itself (conversion, chat, a JSON schema, two
+methods with both answer extractions) is tested through the API in tests/llm/test_hf_gguf.py.
+(Every method in process took 9.5 of the suite's minutes, batched CLAIMS alone 2.4, and proved
+nothing more.)
 
 Default settings but two, since the model generates a few tokens a second on two shared CPU
 cores: ``llm.budget_scale`` 0.25 and ``retrieval.k`` 3 (with 10 passages the claim method alone
@@ -52,7 +52,7 @@ def hf_env(converted: Any) -> dict[str, str]:
 
 def test_a_method_answers_in_process(hf_env: dict[str, str], demo_index: Path) -> None:
     q = demo_questions(1)[0]
-    args = ["ask", "--index", str(demo_index), "--method", "claims", "--mode", "batched"]
+    args = ["ask", "--index", str(demo_index), "--method", "retrieve-read"]
     r = biorag([*args, "--options", json.dumps(OPTIONS), "--json", q["question"]], hf_env)
     assert r["rc"] == 0, r["stderr"][-3000:]
     out = r["json"]
