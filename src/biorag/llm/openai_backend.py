@@ -104,6 +104,7 @@ class OpenAIBackend:
         self.timeout_per_token_s = timeout_per_token_s
         self.structured_output = structured_output
         self.configured_window = context_window
+        self._warned_window = False  # the assumed Ollama window is warned about once
         self.registry = registry or ServerRegistry(None)
         self.server: ServerInfo | None = None
         #: The structured-output form that works with this server (set on first use).
@@ -169,7 +170,7 @@ class OpenAIBackend:
     async def server_info(self) -> ServerInfo:
         """The server's kind and limits, asked once per backend."""
         if self.server is None:
-            info = await probe(self._client(), self.base_url)
+            info = await probe(self._client(), self.base_url, self.model)
             remembered = self.registry.get(self.base_url, self.model)
             if info.kind == "unknown" and remembered.get("kind"):
                 info.kind = str(remembered["kind"])
@@ -200,7 +201,18 @@ class OpenAIBackend:
         """Tokens one request may use: ``llm.context_window`` when set, else the server's."""
         if self.configured_window:
             return self.configured_window
-        return (await self.server_info()).n_ctx
+        info = await self.server_info()
+        if info.n_ctx_assumed and not self._warned_window:
+            self._warned_window = True
+            log.warning(
+                "%s is Ollama, which cuts an over-long prompt without a word and does not report "
+                "the window it cuts to: prompts are fitted to %d tokens, its smallest default; "
+                "set llm.context_window to the server's (OLLAMA_CONTEXT_LENGTH, or the model's "
+                "num_ctx) to use more",
+                self.where(),
+                info.n_ctx,
+            )
+        return info.n_ctx
 
     async def count_tokens(self, messages: list[dict[str, str]]) -> int | None:
         """Exact prompt tokens by the server's counter (llama.cpp's ``/tokenize``,

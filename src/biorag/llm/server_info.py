@@ -2,8 +2,15 @@
 
 :func:`probe` reads llama.cpp's ``/props`` (context window per slot, chat template, slots),
 ``/v1/models`` (vLLM's ``max_model_len``, llama.cpp's ``meta``, the served model ids),
-Ollama's ``/api/version`` and llama-cpp-python's token counter (``/extras/tokenize/count``, which
-also counts prompts for context fitting; that server reports no window).
+Ollama's ``/api/version`` and ``/api/show`` and llama-cpp-python's token counter
+(``/extras/tokenize/count``, which also counts prompts for context fitting; that server reports
+no window).
+
+Ollama never refuses an over-long prompt: its OpenAI endpoint cuts it silently to the model's
+``num_ctx``, so a window cannot be learned from an error. It is read from the model's parameters
+(``/api/show``); where they set none, the server's default applies, which no endpoint reports,
+and prompts are fitted to :data:`OLLAMA_DEFAULT_WINDOW`, the smallest default Ollama has
+shipped, with a warning naming ``llm.context_window``.
 :class:`ServerRegistry` remembers, per base URL and model, the kind and the structured-output
 form that worked, in ``<home>/llm_servers.json``, so the next process starts with the right
 form instead of rediscovering a refusal.
@@ -13,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,6 +35,9 @@ from biorag.util.secrets import mask_url
 log = logging.getLogger("biorag.llm")
 
 LLAMA_CPP_PYTHON_COUNT = "/extras/tokenize/count"
+#: the window Ollama's OpenAI endpoint is assumed to cut prompts to when the model's parameters
+#: set no ``num_ctx``: its smallest default (2,048; later versions 4,096), never too long
+OLLAMA_DEFAULT_WINDOW = 2048
 
 
 @dataclass
@@ -41,6 +52,8 @@ class ServerInfo:
     has_chat_template: bool | None = None
     slots: int | None = None
     reached: bool = False
+    #: ``n_ctx`` is an assumption, not the server's word (Ollama without a model ``num_ctx``)
+    n_ctx_assumed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,9 +88,22 @@ async def _llama_cpp_python_counts(client: httpx.AsyncClient, root: str) -> bool
         return False
 
 
-async def probe(client: httpx.AsyncClient, base_url: str) -> ServerInfo:
+async def _ollama_num_ctx(client: httpx.AsyncClient, root: str, model: str) -> int | None:
+    """The ``num_ctx`` of ``model``'s parameters on Ollama (``/api/show``), if they set one."""
+    try:
+        r = await client.post(root + "/api/show", json={"model": model})
+        data = r.json() if r.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return None
+    params = data.get("parameters") if isinstance(data, dict) else None
+    m = re.search(r"^\s*num_ctx\s+(\d+)", params, re.M) if isinstance(params, str) else None
+    return int(m.group(1)) if m else None
+
+
+async def probe(client: httpx.AsyncClient, base_url: str, model: str | None = None) -> ServerInfo:
     """Ask the endpoint what it is; never raises (an endpoint that answers nothing useful is
-    ``unknown`` with no window)."""
+    ``unknown`` with no window). ``model``: the model to be asked, where the window is the
+    model's (Ollama)."""
     info = ServerInfo()
     root = api_root(base_url)
     props = await _get_json(client, root + "/props", info)
@@ -107,6 +133,9 @@ async def probe(client: httpx.AsyncClient, base_url: str) -> ServerInfo:
         version = await _get_json(client, root + "/api/version", info)
         if isinstance(version, dict) and "version" in version:
             info.kind = "ollama"
+            info.n_ctx = await _ollama_num_ctx(client, root, model) if model else None
+            if info.n_ctx is None:
+                info.n_ctx, info.n_ctx_assumed = OLLAMA_DEFAULT_WINDOW, True
         elif info.models:
             info.kind = "openai"
     if info.kind == "openai" and await _llama_cpp_python_counts(client, root):
