@@ -82,7 +82,7 @@ def test_eval_over_two_servers_survives_one_being_killed(
     try:
         for s in servers:
             s.wait_ready()
-        ids = write_pqal(tmp_path / "ori_pqal.json", 12)
+        ids = write_pqal(tmp_path / "ori_pqal.json", 8)
         out = tmp_path / "run"
         env = llm_env(",".join(s.url for s in servers), tmp_path / "home", BIORAG_LLM_CACHE="false")
         proc = subprocess.Popen(

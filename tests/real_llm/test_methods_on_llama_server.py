@@ -128,7 +128,8 @@ def test_strata_build_with_llm_extraction_reports_its_yield(
     from tests.real_llm.conftest import DEMO
 
     papers = tmp_path / "papers.jsonl"
-    rows = [json.loads(x) for x in (DEMO / "pubmedqa_sample.jsonl").read_text().splitlines()[:5]]
+    # two papers: each is its own extraction call (five took 69 s and proved no more)
+    rows = [json.loads(x) for x in (DEMO / "pubmedqa_sample.jsonl").read_text().splitlines()[:2]]
     papers.write_text(
         "".join(
             json.dumps({"pid": r["id"], "title": r.get("title") or "", "abstract": r["text"]})
@@ -143,5 +144,5 @@ def test_strata_build_with_llm_extraction_reports_its_yield(
     )
     assert r["rc"] == 0, r["stderr"][-3000:]
     report = r["json"]
-    assert report["accounting"]["total"]["calls"] >= 5
+    assert report["accounting"]["total"]["calls"] >= 2
     assert report["accounting"]["wall_s"] > 0

@@ -21,8 +21,8 @@ def test_masked_eval_masks_retrieved_passages_with_the_llm(
     llama: LlamaServer, demo_index: Path, tmp_path: Path
 ) -> None:
     data = tmp_path / "ori_pqal.json"
-    ids = write_pqal(data, 2)
-    # three passages a question: each is one entity-detection call of up to ~1k tokens
+    ids = write_pqal(data, 1)
+    # three passages: each is one entity-detection call of up to ~1k tokens
     env = llm_env(llama.url, tmp_path / "home", BIORAG_LLM_CACHE="false", BIORAG_RETRIEVAL_K="3")
     out = tmp_path / "masked"
     r = biorag(

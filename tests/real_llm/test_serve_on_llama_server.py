@@ -13,7 +13,7 @@ pytest.importorskip("uvicorn")
 
 
 def test_ask_and_chat_through_the_service_with_a_real_model(llama, demo_index, tmp_path):
-    env = llm_env(llama.url, tmp_path / "home")
+    env = llm_env(llama.url, tmp_path / "home", BIORAG_RETRIEVAL_K="3")  # three long passages
     log_path = tmp_path / "serve.log"
     proc, base = start_serve(["--index", str(demo_index)], env, log_path)
     try:
