@@ -60,7 +60,7 @@ main() {
     -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
     -DLLAMA_CURL=OFF -DGGML_NATIVE=ON >"$WORK/configure.log" 2>&1 || {
     tail -30 "$WORK/configure.log" >&2; exit 4; }
-  echo "build-llama-server: compiling the llama-server target on $(nproc) cores (15-20 min on 2)" >&2
+  echo "build-llama-server: compiling the llama-server target and its shared libraries on $(nproc) cores" >&2
   cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.log" 2>&1 || {
     tail -40 "$WORK/build.log" >&2; exit 4; }
   mkdir -p "$DEST.tmp/bin"
