@@ -49,15 +49,20 @@ class Converted:
         return hf_settings(self.gguf, self.home)
 
 
+def timed_load(backend: HFBackend) -> float:
+    """Load ``backend``'s model now (converting the GGUF file if it is not yet); seconds."""
+    start = time.perf_counter()
+    with backend._lock:
+        backend._load()
+    return time.perf_counter() - start
+
+
 def convert(home: Path) -> Converted:
     """SmolLM2 converted from its GGUF file into ``home`` and loaded (or a skip saying why)."""
     gguf = smollm2_or_skip()
     llm = build_llm(hf_settings(gguf, home))
     assert llm is not None and isinstance(llm.backend, HFBackend)
     backend = llm.backend
-    start = time.perf_counter()
-    with backend._lock:
-        backend._load()
-    load_s = time.perf_counter() - start
+    load_s = timed_load(backend)
     print(f"SmolLM2 GGUF: converted in {backend.conversion_s:.1f}s, ready in {load_s:.1f}s")
     return Converted(gguf, home, backend, load_s)

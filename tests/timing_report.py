@@ -103,6 +103,8 @@ def summary() -> dict[str, Any]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _durations:  # nothing ran (--collect-only, or every test deselected)
+        return
     data = summary()
     tr = terminalreporter
     if data["setup_steps"]:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.smol_hf import Converted
+from tests.smol_hf import Converted, timed_load
 
 from biorag.errors import ConfigError
 from biorag.llm import ChatRequest, build_llm
@@ -61,10 +60,7 @@ def test_converts_once_then_loads_the_converted_directory(converted: Converted) 
     llm = build_llm(converted.settings())
     assert llm is not None and isinstance(llm.backend, HFBackend)
     second = llm.backend
-    start = time.perf_counter()
-    with second._lock:
-        second._load()
-    reload_s = time.perf_counter() - start
+    reload_s = timed_load(second)
     print(f"SmolLM2 converted directory loaded in {reload_s:.1f}s")
     assert second.conversion_s is None  # read from the converted directory
     assert second.cache_identity() == first.cache_identity()

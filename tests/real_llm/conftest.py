@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from tests.demo_data import DEMO, OPTIONS, demo_questions, write_pqal  # noqa: F401 - shared
-from tests.real_llm.servers import LlamaServer, llama_server_binary
+from tests.real_llm.servers import LlamaServer, llama_server_binary, running
 
 from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
@@ -48,12 +48,7 @@ def llama(
     llama_bin: Path, smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LlamaServer]:
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    server = LlamaServer(llama_bin, smol_gguf, ctx=8192, parallel=2, log_path=log)
-    try:
-        server.wait_ready()
-        yield server
-    finally:
-        server.stop()
+    yield from running(LlamaServer(llama_bin, smol_gguf, ctx=8192, parallel=2, log_path=log))
 
 
 def biorag(args: list[str], env: dict[str, str], timeout: float = 900) -> dict[str, Any]:

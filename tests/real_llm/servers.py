@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -58,6 +59,16 @@ def llama_server_binary() -> tuple[Path | None, str]:
     return None, (r.stderr.strip() or "llama-server is not built") + (
         " (make test builds it; see docs/llm-servers.md)"
     )
+
+
+def running(server: LlamaServer) -> Iterator[LlamaServer]:
+    """A server fixture's body: wait until ``server`` is ready, yield it, stop it (also when
+    the tests fail)."""
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
 
 
 def die_with_parent() -> None:

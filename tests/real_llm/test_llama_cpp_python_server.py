@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 from tests.real_llm.conftest import OPTIONS, biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaCppPythonServer, llama_cpp_python
+from tests.real_llm.servers import LlamaCppPythonServer, llama_cpp_python, running
 
 pytestmark = pytest.mark.real_llm
 
@@ -45,12 +45,9 @@ def lcp_python() -> Path:
 
 
 def _server(python: Path, smol_gguf: Path, tmp: Path, ctx: int) -> Iterator[LlamaCppPythonServer]:
-    server = LlamaCppPythonServer(python, smol_gguf, ctx=ctx, log_path=tmp / "server.log")
-    try:
-        server.wait_ready()
-        yield server
-    finally:
-        server.stop()
+    yield from running(
+        LlamaCppPythonServer(python, smol_gguf, ctx=ctx, log_path=tmp / "server.log")
+    )
 
 
 @pytest.fixture(scope="module")

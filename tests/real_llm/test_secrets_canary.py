@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from tests.demo_data import write_pqal
 from tests.real_llm.conftest import biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaServer, free_port
+from tests.real_llm.servers import LlamaServer, free_port, running
 
 pytestmark = pytest.mark.real_llm
 
@@ -27,14 +27,11 @@ CANARY = "sk-canary-5e1f0b7d9a2c4e68"
 @pytest.fixture(scope="module")
 def keyed_llama(llama_bin: Path, smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory):
     log = tmp_path_factory.mktemp("keyed") / "server.log"
-    server = LlamaServer(
-        llama_bin, smol_gguf, ctx=4096, parallel=1, extra=["--api-key", CANARY], log_path=log
+    yield from running(
+        LlamaServer(
+            llama_bin, smol_gguf, ctx=4096, parallel=1, extra=["--api-key", CANARY], log_path=log
+        )
     )
-    try:
-        server.wait_ready()
-        yield server
-    finally:
-        server.stop()
 
 
 def test_no_command_prints_or_writes_the_key(

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from tests.demo_data import write_pqal
 from tests.real_llm.conftest import OPTIONS, biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaServer
+from tests.real_llm.servers import LlamaServer, running
 from tests.real_llm.test_eval_on_llama_servers import _predictions
 from tests.serve.serving import start_serve, stop_serve
 
@@ -29,12 +29,7 @@ def small_llama(
     llama_bin: Path, smol_gguf: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LlamaServer]:
     log = tmp_path_factory.mktemp("small_llama") / "server.log"
-    server = LlamaServer(llama_bin, smol_gguf, ctx=WINDOW, parallel=1, log_path=log)
-    try:
-        server.wait_ready()
-        yield server
-    finally:
-        server.stop()
+    yield from running(LlamaServer(llama_bin, smol_gguf, ctx=WINDOW, parallel=1, log_path=log))
 
 
 def test_ask_eval_and_the_service_answer_at_a_small_window(
