@@ -91,34 +91,22 @@ def count_passages(messages: list[dict[str, str]]) -> int:
     return sum(len(PASSAGE_BLOCK.findall(m["content"])) for m in messages)
 
 
-class LearnedWindow:
-    """A window a server stated only by refusing a prompt (llama-cpp-python reports none),
-    kept for every client of that backend: one refusal teaches them all."""
-
-    def __init__(self) -> None:
-        self.tokens: int | None = None
-
-
 class ContextFitMiddleware(_Wrapper):
     """Fits each request to ``backend.context_window()`` before passing it on (see module).
 
-    ``backend`` is the bare backend (it knows the window and counts tokens), not the chain
-    below this middleware; ``learned`` is shared by the clients of one backend.
+    ``backend`` is the backend whose window and token counter are used (wrappers pass them
+    through). A window a server states only by refusing a prompt is remembered by the backend
+    that met the refusal (:class:`~biorag.llm.openai_backend.OpenAIBackend`), so every client
+    of that backend fits to it from then on.
     """
 
-    def __init__(self, inner: Any, backend: Any, learned: LearnedWindow | None = None) -> None:
+    def __init__(self, inner: Any, backend: Any) -> None:
         super().__init__(inner)
         self.backend = backend
-        self.learned = learned if learned is not None else LearnedWindow()
-
-    @property
-    def learned_window(self) -> int | None:
-        return self.learned.tokens
 
     async def _window(self) -> int | None:
         get = getattr(self.backend, "context_window", None)
-        window = await get() if get is not None else None
-        return window or self.learned.tokens
+        return await get() if get is not None else None
 
     async def _count(self, messages: list[dict[str, str]]) -> tuple[int, bool]:
         """(tokens, exact?)"""
@@ -196,7 +184,6 @@ class ContextFitMiddleware(_Wrapper):
             except ContextOverflowError as e:
                 if not e.n_ctx:
                     raise  # the refusal names no window: one line naming llm.context_window
-                self.learned.tokens = e.n_ctx
                 log.warning(
                     "the server refused a prompt over its %d-token context window, which it "
                     "does not report: prompts are fitted to it from now on (set "

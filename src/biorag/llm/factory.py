@@ -13,7 +13,7 @@ from biorag.errors import ConfigError
 from biorag.llm.accounting import Accounting
 from biorag.llm.base import LLMBackend
 from biorag.llm.cache import SQLiteCache
-from biorag.llm.context import ContextFitMiddleware, LearnedWindow
+from biorag.llm.context import ContextFitMiddleware
 from biorag.llm.middleware import (
     AccountingMiddleware,
     CacheMiddleware,
@@ -32,10 +32,6 @@ _JSON_RETRY = (
 
 class LLM:
     """A backend wrapped in cache -> context fit -> retry -> concurrency limit -> accounting.
-
-    ``window_of`` is the bare backend whose window and token counter the context fit uses,
-    when ``backend`` is a wrapper of it (a limit shared by several clients: :func:`client_of`);
-    ``learned`` keeps a window learned from a refusal for every client of that backend.
 
     ``chat`` is the async entry point; ``chat_sync`` runs it from synchronous code (on a private
     event loop thread, so HTTP connections are reused between calls); ``chat_many`` answers
@@ -57,8 +53,6 @@ class LLM:
         budget_scale: float = 1.0,
         retry_base_delay: float = 0.5,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        window_of: Any | None = None,
-        learned: LearnedWindow | None = None,
     ) -> None:
         self.backend = backend
         self.accounting = accounting if accounting is not None else Accounting()
@@ -70,9 +64,8 @@ class LLM:
         chain: LLMBackend = AccountingMiddleware(backend, self.accounting)
         chain = ConcurrencyLimit(chain, concurrency)
         chain = RetryMiddleware(chain, max_retries, base_delay=retry_base_delay, sleep=sleep)
-        window_of = backend if window_of is None else window_of
-        if hasattr(window_of, "context_window"):
-            chain = ContextFitMiddleware(chain, window_of, learned)
+        if hasattr(backend, "context_window"):  # a wrapper passes its backend's through
+            chain = ContextFitMiddleware(chain, backend)
         if cache is not None:
             chain = CacheMiddleware(chain, cache, self.accounting)
         self.chain = chain
@@ -260,14 +253,12 @@ def client_of(
     *,
     accounting: Accounting | None = None,
     cache: SQLiteCache | None = None,
-    window_of: Any | None = None,
-    learned: LearnedWindow | None = None,
     retry_base_delay: float = 0.5,
 ) -> LLM:
     """The one place an LLM client is composed, for every door: :func:`build_llm` (the CLI's
     ``ask``, scripts) and :meth:`~biorag.llm.shared.SharedLLM.client` (the service, eval, the
     judges, the batch workers) both come here, so each gets the same chain with the same
-    settings. ``window_of``: the bare backend when ``backend`` wraps it."""
+    settings."""
     cfg = settings.llm
     return LLM(
         backend,
@@ -279,8 +270,6 @@ def client_of(
         temperature=cfg.temperature,
         budget_scale=cfg.budget_scale,
         retry_base_delay=retry_base_delay,
-        window_of=window_of,
-        learned=learned,
     )
 
 

@@ -26,11 +26,22 @@ from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
 log = logging.getLogger("biorag.llm")
 
 
+#: what a backend may know of its context window, passed through every wrapper (absent where
+#: the wrapped backend has none, so ``hasattr`` tells as it would on the backend itself)
+WINDOW_ATTRS = frozenset({"context_window", "count_tokens"})
+
+
 class _Wrapper:
-    """Passes ``name`` and ``model`` through from the wrapped backend."""
+    """Passes ``name`` and ``model`` through from the wrapped backend, and its window and token
+    counter (:data:`WINDOW_ATTRS`), so a wrapped backend is fitted to as the bare one."""
 
     def __init__(self, inner: LLMBackend) -> None:
         self.inner = inner
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr in WINDOW_ATTRS:
+            return getattr(self.inner, attr)
+        raise AttributeError(attr)
 
     @property
     def name(self) -> str:

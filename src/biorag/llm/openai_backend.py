@@ -105,6 +105,8 @@ class OpenAIBackend:
         self.structured_output = structured_output
         self.configured_window = context_window
         self._warned_window = False  # the assumed Ollama window is warned about once
+        #: a window the server stated only by refusing a prompt (llama-cpp-python reports none)
+        self.learned_window: int | None = None
         self.registry = registry or ServerRegistry(None)
         self.server: ServerInfo | None = None
         #: The structured-output form that works with this server (set on first use).
@@ -198,10 +200,13 @@ class OpenAIBackend:
         return self.server
 
     async def context_window(self) -> int | None:
-        """Tokens one request may use: ``llm.context_window`` when set, else the server's."""
+        """Tokens one request may use: ``llm.context_window`` when set, else the server's (as
+        reported, or as stated in a refusal)."""
         if self.configured_window:
             return self.configured_window
         info = await self.server_info()
+        if not info.n_ctx and self.learned_window:
+            return self.learned_window
         if info.n_ctx_assumed and not self._warned_window:
             self._warned_window = True
             log.warning(
@@ -337,10 +342,13 @@ class OpenAIBackend:
             return
         message, err = error_body(r)
         if is_context_overflow(message, err):
+            n_ctx = window_in(message, err)
+            if n_ctx and not self.configured_window:
+                self.learned_window = n_ctx  # every client of this backend fits to it now
             raise ContextOverflowError(
                 f"{self.where()}: the prompt exceeds the model's context window ({message}); "
                 "start the server with a larger context (-c) or set llm.context_window",
-                n_ctx=window_in(message, err),
+                n_ctx=n_ctx,
             )
         if is_format_rejection(r.status_code, message, form):
             raise _FormatRejected(message)

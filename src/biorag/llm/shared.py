@@ -29,12 +29,10 @@ class SharedLLM:
     """
 
     def __init__(self, settings: Settings, backend: Any | None = None) -> None:
-        from biorag.llm.context import LearnedWindow
         from biorag.llm.factory import make_backend
 
         self.settings = settings
         self.cfg = settings.llm
-        self.learned = LearnedWindow()
         self.backend = backend if backend is not None else make_backend(settings)
         self.limited: Any = None
         self.cache: Any = None
@@ -55,8 +53,8 @@ class SharedLLM:
 
         Composed by :func:`~biorag.llm.factory.client_of` like :func:`build_llm`'s, so every
         door gets the same chain (cache, context fit, retry, limit, accounting), with one more
-        limit below it shared by all the clients. The context fit reads the bare backend's
-        window, and a window learned from a refusal is learned for all of them.
+        limit below it shared by all the clients (it passes the backend's window through; a
+        window the backend learns from a refusal is then known to all of them).
         """
         if self.limited is None:
             return None
@@ -67,8 +65,6 @@ class SharedLLM:
             self.limited,
             accounting=accounting,
             cache=self.cache,
-            window_of=self.backend,
-            learned=self.learned,
         )
 
     async def aclose(self) -> None:
