@@ -4,14 +4,14 @@ tables of docs/testing.md from the committed result files (never typed by hand).
     # after `make test` (scripts/test.sh wrote .biorag/test-report/durations.json):
     python benchmarks/test_timings.py record --label fresh --caches empty \\
         --command "cd /work && git clone -q main c && cd c && CI=true bash .ci/run"
-    # a run of the old `make test` (each step timed by hand, pytest --junitxml):
+    # a run stopped before pytest's report (its tmp_path folders' birth times, steps timed by hand):
     python benchmarks/test_timings.py record --label before --caches empty \\
-        --steps steps.txt --junit junit.xml --command "..."
+        --timeline births.txt --real-from EPOCH --end EPOCH --steps steps.txt --command "..."
     python benchmarks/test_timings.py render          # rewrites docs/testing.md's tables
     python benchmarks/test_timings.py render --check  # exit 1 if docs/testing.md is stale
 
 Result files: benchmarks/results/test_timings_<label>.json (setup steps, totals, the 30 slowest
-tests). tests/test_docs_test_timings.py runs ``render --check``.
+tests). tests/docs/test_test_timings_doc.py runs ``render --check``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import json
 import re
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -39,39 +38,6 @@ def _commit() -> str:
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     )
     return r.stdout.strip() or "unknown"
-
-
-def _from_junit(path: Path) -> dict[str, Any]:
-    """Per-test totals from pytest's JUnit XML (its ``time`` is setup + call + teardown)."""
-    rows = []
-    for case in ET.parse(path).getroot().iter("testcase"):
-        cls, name = case.get("classname", ""), case.get("name", "")
-        file = cls.replace(".", "/") + ".py"
-        outcome = "passed"
-        for child in case:
-            if child.tag in ("failure", "error"):
-                outcome = "failed"
-            elif child.tag == "skipped":
-                outcome = "skipped"
-        rows.append(
-            {
-                "test": f"{file}::{name}",
-                "seconds": round(float(case.get("time", 0)), 2),
-                "real_model": "real_llm" in file or "hf_gguf" in file,
-                "outcome": outcome,
-            }
-        )
-    rows.sort(key=lambda r: -r["seconds"])
-    real = sum(r["seconds"] for r in rows if r["real_model"])
-    rest = sum(r["seconds"] for r in rows if not r["real_model"])
-    return {
-        "tests": {
-            "count": len(rows),
-            "without_real_model_s": round(rest, 1),
-            "real_model_s": round(real, 1),
-        },
-        "slowest": rows,
-    }
 
 
 def _from_timeline(path: Path, real_from: int, end: int) -> dict[str, Any]:
@@ -116,11 +82,6 @@ def _steps_txt(path: Path) -> list[dict[str, Any]]:
 def record(args: argparse.Namespace) -> None:
     if args.timeline:
         data = _from_timeline(Path(args.timeline), args.real_from, args.end)
-        data["setup_steps"] = _steps_txt(Path(args.steps)) if args.steps else []
-        if args.wall:
-            data["make_test_wall_s"] = args.wall
-    elif args.junit:
-        data = _from_junit(Path(args.junit))
         data["setup_steps"] = _steps_txt(Path(args.steps)) if args.steps else []
         if args.wall:
             data["make_test_wall_s"] = args.wall
@@ -220,12 +181,11 @@ def main() -> int:
     rec.add_argument("--caches", choices=["empty", "warm"], required=True)
     rec.add_argument("--command", required=True, help="the command that ran the tests")
     rec.add_argument("--durations", default=".biorag/test-report/durations.json")
-    rec.add_argument("--junit", help="pytest --junitxml file (instead of --durations)")
     rec.add_argument("--timeline", help="'EPOCH NAME' birth times of a stopped run's tmp_path")
     rec.add_argument("--real-from", type=int, default=0, help="with --timeline: epoch")
     rec.add_argument("--end", type=int, default=0, help="with --timeline: when it was stopped")
-    rec.add_argument("--steps", help="with --junit: 'NAME SECONDS rc=N' lines")
-    rec.add_argument("--wall", type=float, help="with --junit: the whole run's wall seconds")
+    rec.add_argument("--steps", help="with --timeline: 'NAME SECONDS rc=N' lines")
+    rec.add_argument("--wall", type=float, help="with --timeline: the whole run's wall seconds")
     rec.add_argument("--commit", help="the commit that ran (default: HEAD)")
     rec.add_argument("--machine", default="2 cores, 24 GiB")
     rec.add_argument("--note", default="")

@@ -32,7 +32,7 @@ main() {
     echo "build-llama-cpp-python: not installed yet ($DEST); run scripts/build-llama-cpp-python.sh" >&2
     exit 5
   fi
-  # the libraries: llama-server's build (built now if missing: 15-20 min on 2 cores)
+  # the libraries: llama-server's build (built now if missing: the one long compile)
   server=$(LLAMA_CPP_PYTHON_VERSION="$VERSION" PYTHON="$PY" bash "$HERE/build-llama-server.sh")
   LIBS="$(dirname "$server")"
   if ! compgen -G "$LIBS/libllama.so*" >/dev/null; then
