@@ -86,7 +86,7 @@ def run_mode(mode: str, questions: list[dict[str, Any]], index: Path, denoise: s
     from biorag.llm.mock_backend import MockBackend
     from biorag.methods.base import Question
     from biorag.methods.claims import Claims
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     settings = Settings.model_validate(
         {"llm": {"backend": "mock", "mock_script": "dry-run", "cache": False, "concurrency": 256}}

@@ -33,7 +33,7 @@ def main() -> None:
     from biorag.config import Settings
     from biorag.methods.base import Question
     from biorag.methods.claims import Claims
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     settings = Settings.model_validate({"home": str(CACHE / "home")})
     rt = Runtime(settings)

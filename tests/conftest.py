@@ -98,7 +98,7 @@ def cli_components(monkeypatch):
     """Give the CLI's runtime ready-made components: ``cli_components(embedder=e, llm=None)``
     (``llm=None``: the no-LLM floor); what is not given is built from the settings."""
     from biorag.cli import common
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     given: dict = {}
 

@@ -1,6 +1,6 @@
 from biorag import BioRAG
 from biorag.config import Settings
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 
 def test_facade_add_search_ask_remove(tmp_path, corpus_file, hash_embedder):

@@ -9,7 +9,7 @@ from biorag.corpus.store import CorpusStore
 from biorag.errors import BioragError
 from biorag.methods.base import Question
 from biorag.methods.claims import Claims
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 # Three documents whose answer needs two hops: drug X -> enzyme Y -> disease Z.
 CHAIN = [
@@ -115,9 +115,8 @@ def test_graph_exports(tmp_path, chain_index, hash_embedder):
     from biorag.cli.ask_cmd import export_graph
 
     rt = runtime(tmp_path, chain_index, hash_embedder)
-    method = Claims(rt)
-    ans = method.answer_sync(QUESTION)
-    export_graph(method, tmp_path / "g.html", tmp_path / "g.graphml")
+    ans = Claims(rt).answer_sync(QUESTION)
+    export_graph(ans.trace, tmp_path / "g.html", tmp_path / "g.graphml")
     page = (tmp_path / "g.html").read_text()
     assert all(c["id"] in page for c in ans.model_dump()["details"]["claims"])
     assert "http://" not in page and "https://" not in page

@@ -11,7 +11,7 @@ from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.methods.base import Question
 from biorag.methods.registry import build_method
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 OPTS = {"A": "insulin", "B": "atorvastatin", "C": "penicillin"}
 

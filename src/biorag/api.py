@@ -10,14 +10,14 @@ rag.ask("Does metformin ...?", options={"A": "yes", "B": "no"})
 from __future__ import annotations
 
 import asyncio
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from biorag.asking import ask
 from biorag.config import Settings, load_settings
 from biorag.errors import require_question
 from biorag.methods.base import Answer, Question
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 
 class BioRAG:
@@ -90,14 +90,13 @@ class BioRAG:
         method: str = "retrieve-read",
         **method_options: Any,
     ) -> Answer:
-        """Answer ``question``; :class:`~biorag.errors.InputError` when it is empty."""
-        from biorag.methods.registry import build_method
-
+        """Answer ``question`` (through :func:`biorag.asking.ask`, as every door does);
+        :class:`~biorag.errors.InputError` when it is empty, a one-line
+        :class:`~biorag.errors.BioragError` for an unknown method or option."""
         question = require_question(question, "BioRAG.ask: question", 'rag.ask("Does ...?")')
-        qa = build_method(method, self.runtime, method_options)
-        llm = self.runtime.llm
-        with llm.accounting.run() if llm is not None else nullcontext():
-            return self._run(qa.answer(Question(text=question, options=options or {})))
+        q = Question(text=question, options=options or {})
+        answer: Answer = self._run(ask(self.runtime, q, method, method_options))
+        return answer
 
     def accounting(self) -> dict[str, Any]:
         """The LLM's calls, cache hits, tokens and latency per stage over every :meth:`ask`, and

@@ -22,7 +22,7 @@ from biorag.eval.records import read_predictions
 from biorag.eval.runner import run_eval
 from biorag.llm.mock_backend import MockBackend
 from biorag.methods.base import Answer, QAMethod
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 REPO = Path(__file__).resolve().parents[2]
 LETTERS = "ABCD"

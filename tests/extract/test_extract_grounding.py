@@ -82,7 +82,7 @@ def test_the_check_can_be_switched_off_for_the_papers_setting(mock_llm) -> None:
     from biorag.config import Settings
     from biorag.extract import build_extraction
     from biorag.methods.registry import build_method
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     llm = mock_llm([{"response": ""}])
     assert build_extraction(llm).claim_extractor.ground_claims

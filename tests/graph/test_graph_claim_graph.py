@@ -170,7 +170,7 @@ async def test_claims_directed_option_reaches_the_summarize_stage(monkeypatch, s
     from biorag.methods.base import Question
     from biorag.methods.claims import ClaimsRun
     from biorag.methods.registry import build_method
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     seen = []
 

@@ -13,8 +13,8 @@ from biorag.kg.store import open_store
 from biorag.llm import LLM, MockBackend
 from biorag.llm.evidence import numbered_passages, parse_passages
 from biorag.methods.base import Question
-from biorag.methods.runtime import Runtime
 from biorag.methods.vectorgraphrag import VectorGraphRAG, extract_letter_paper
+from biorag.runtime import Runtime
 
 Q = Question(id="m1", text=QUESTION, options=dict(zip("ABCD", OPTIONS, strict=True)))
 SYSTEM_START = "You are a helpful assistant with medical knowledge."

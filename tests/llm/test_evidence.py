@@ -30,8 +30,8 @@ from biorag.llm.evidence import (
     passage_ids,
 )
 from biorag.methods.base import Question
-from biorag.methods.runtime import Runtime
 from biorag.retrieve.index import IndexDir
+from biorag.runtime import Runtime
 
 # -- units ---------------------------------------------------------------------------------------
 

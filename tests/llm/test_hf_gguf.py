@@ -22,7 +22,7 @@ from biorag.llm import ChatRequest, build_llm
 from biorag.llm.hf_backend import GGUF_MARKER, HFBackend, file_sha256
 from biorag.methods.base import Question
 from biorag.methods.registry import build_method
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 QUESTION = [
     {"role": "system", "content": "You are a helpful assistant. Answer in one sentence."},

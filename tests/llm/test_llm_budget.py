@@ -173,7 +173,7 @@ def test_every_request_of_a_method_has_a_budget(
     from biorag.config import Settings
     from biorag.methods.base import Question
     from biorag.methods.registry import build_method
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     llm = {"backend": "mock", "mock_script": "dry-run", "cache": False, "max_tokens": UNSET}
     settings = Settings.model_validate({"home": str(tmp_path / "h"), "llm": llm})
@@ -185,7 +185,7 @@ def test_every_request_of_a_method_has_a_budget(
     )
     try:
         build_method(method, rt, options).answer_sync(question)
-        calls = rt.llm.backend.calls
+        calls = rt.shared_llm.backend.calls
     finally:
         rt.close()
     assert calls

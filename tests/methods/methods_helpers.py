@@ -10,8 +10,8 @@ import numpy as np
 from biorag.config import Settings
 from biorag.corpus.loaders import load_corpus
 from biorag.methods.base import Question
-from biorag.methods.runtime import Runtime
 from biorag.retrieve.index import IndexDir
+from biorag.runtime import Runtime
 
 DRY_RUN = {"backend": "mock", "mock_script": "dry-run", "cache": False}
 

@@ -9,8 +9,8 @@ from biorag.config import Settings
 from biorag.methods.base import Question
 from biorag.methods.claims import pack_passages, source_passage
 from biorag.methods.registry import build_method
-from biorag.methods.runtime import Runtime
 from biorag.retrieve.search import Passage
+from biorag.runtime import Runtime
 
 SECTIONS = [
     "Zelocitinib inhibits the enzyme KRX1 in hepatocytes of adults with liver fibrosis.",

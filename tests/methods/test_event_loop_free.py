@@ -11,7 +11,7 @@ from methods_helpers import DRY_RUN, QUESTION, build_index
 
 from biorag.config import Settings
 from biorag.methods.registry import build_method
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 METHODS = ["claims", "retrieve-read", "closed-book", "rewrite", "hyde", "raptor", "claim",
            "iprar", "crag"]  # fmt: skip

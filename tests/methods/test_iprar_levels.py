@@ -222,7 +222,7 @@ def test_cli_two_indexes_from_one_papers_file(tmp_path, monkeypatch):
         "--options", json.dumps(QUESTION.options), "--json", QUESTION.text,
     )  # fmt: skip
     assert ans["answer"] in QUESTION.options and ans["evidence"]
-    d = ans  # the CLI's JSON holds the method's details at the top level
+    d = ans["details"]  # the JSON /v1/ask returns: the method's trace under details
     assert d["levels"] == {"abstract": "corpus:abstracts", "fulltext": "corpus:fulltexts"}
     assert d["same_doc_by"] == "source_id"
     assert all(d["lists"].values())

@@ -19,7 +19,7 @@ from biorag.llm import factory
 from biorag.llm.dry_run import dry_run_responder
 from biorag.llm.mock_backend import MockBackend
 from biorag.methods.iprar import IPRAR
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 R1 = {"backend": "mock", "mock_script": "dry-run", "model": "r1", "cache": False}
 
@@ -72,7 +72,7 @@ def loader(name, path, *, split=None, setting=None, limit=None):
 def test_run_eval_builds_one_reasoning_backend_and_closes_it(
     tmp_path, hash_embedder, reasoning_backends
 ):
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     st = Settings.model_validate(
         {
@@ -157,11 +157,11 @@ def test_ask_and_facade_close_the_reasoning_model(tmp_path, hash_embedder, reaso
         tmp_path, hash_embedder, llm={"backend": "mock", "mock_script": "dry-run"}, searcher=no_hits
     )
     rt.index_paths = [Path("unused")]  # iprar needs an index; the question is answered below
-    ans, acc = run_question(
+    ans = run_question(
         rt, "Does KRX1 drive fibrosis?", "iprar", {"A": "yes", "B": "no"}, {"reasoning_model": R1}
     )
     assert len(reasoning_backends) == 1 and reasoning_backends[0].closed == 1
-    assert acc["stages"]["answer"]["calls"] >= 1 and json.dumps(ans)
+    assert ans["accounting"]["stages"]["answer"]["calls"] >= 1 and json.dumps(ans)
 
     st = Settings.model_validate(
         {"home": str(tmp_path / "home2"), "llm": {"backend": "mock", "mock_script": "dry-run"}}

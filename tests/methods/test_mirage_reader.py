@@ -12,7 +12,7 @@ from tests.methods.methods_helpers import GIVEN
 from biorag.answer.locate import locate_answer_choice, mirage_locate_answer
 from biorag.config import Settings
 from biorag.methods.registry import build_method
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 
 def _runtime(tmp_path, hash_embedder, reply: str, prompt: str = "mirage") -> Runtime:
@@ -51,7 +51,7 @@ def test_methods_read_with_the_mirage_prompt(tmp_path, hash_embedder, method) ->
     assert ans.raw_output == reply
     stages = rt.accounting()["stages"]
     assert stages["answer_mirage"]["calls"] == 1 and "answer_extract" not in stages
-    req = rt.llm.backend.calls[-1]
+    req = rt.shared_llm.backend.calls[-1]
     system, user = req.messages[0]["content"], req.messages[-1]["content"]
     assert '"answer_choice"' in system and ("Documents:" in user) == (method != "closed-book")
 

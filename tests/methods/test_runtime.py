@@ -13,7 +13,7 @@ from methods_helpers import DRY_RUN, QUESTION, build_index
 from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.methods.registry import build_method
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 
 def settings(tmp_path, llm: dict | None = None) -> Settings:
@@ -84,17 +84,16 @@ def test_async_with_closes_the_llms_on_the_running_loop(tmp_path, hash_embedder)
 
 
 def test_a_child_per_request_shares_components_and_closes_nothing(tmp_path, hash_embedder):
-    from biorag.llm.shared import SharedLLM
-
     index = build_index(tmp_path, hash_embedder)
     st = settings(tmp_path, DRY_RUN)
     base = Runtime(st, [index], embedder=hash_embedder)
-    shared = SharedLLM(st)
     from biorag.llm.accounting import Accounting
 
-    a, b = base.for_question(shared.client(Accounting())), base.for_question(None)
-    assert a.searcher is b.searcher is base.searcher and a.embedder is base.embedder
+    a = base.for_question(Accounting())
+    b = Runtime(st, [index], embedder=hash_embedder, llm=None).for_question(Accounting())
+    assert a.searcher is base.searcher and a.embedder is base.embedder
     assert a.llm is not None and b.llm is None and a.llm is not base.llm
+    assert a.llm.backend is base.llm.backend  # one shared model: the same limit, the same backend
     assert a.reranker is base.reranker  # a bi-encoder: shared; an LLM judge would be a.llm's
     build_method("retrieve-read", a, {"k": 2}).answer_sync(QUESTION)
     assert a.accounting()["total"]["calls"] >= 1 and base.accounting()["total"]["calls"] == 0
@@ -103,7 +102,6 @@ def test_a_child_per_request_shares_components_and_closes_nothing(tmp_path, hash
     assert "searcher" in base.built()  # the children closed nothing of the base
     assert base.searcher.search(["KRX1"], 1, "bm25")[0]
     base.close()
-    asyncio.run(shared.aclose())
 
 
 def test_no_index_is_a_library_error(tmp_path):

@@ -12,7 +12,7 @@ from tests.real_llm.servers import LlamaServer
 from biorag.config import Settings
 from biorag.methods.base import Question
 from biorag.methods.claim_chunks import ClaimChunks
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 pytestmark = pytest.mark.real_llm
 

@@ -109,7 +109,7 @@ def test_its_unreported_window_is_learned_from_its_refusal(
     assert f"over its {SMALL_WINDOW}-token context window" in r["stderr"]
     out = r["json"]
     assert out["answer"] in OPTIONS, out
-    fits = out["context_fit"]
+    fits = out["details"]["context_fit"]
     assert fits and all(f["window"] == SMALL_WINDOW for f in fits), fits
     assert any(f["dropped"] for f in fits), fits  # passages were dropped, and said
 

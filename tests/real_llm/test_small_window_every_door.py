@@ -64,7 +64,8 @@ def test_every_door_answers_at_a_small_window(
                 json.dumps(OPTIONS), "--json", q["question"]], env)  # fmt: skip
     assert r["rc"] == 0, r["stderr"][-3000:]
     assert r["json"]["answer"] in OPTIONS
-    assert any(f["dropped"] for f in r["json"]["context_fit"]), r["json"]["context_fit"]
+    fits = r["json"]["details"]["context_fit"]
+    assert any(f["dropped"] for f in fits), fits
     # the Python API
     settings = load_settings(None, environ=env)
     with BioRAG(demo_index, settings) as rag:

@@ -62,7 +62,7 @@ def server(tmp_path, hash_embedder, index_of):
 
     from biorag.config import Settings
     from biorag.kg import Triplet, open_store
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
     from biorag.serve.app import ServerConfig, create_app
 
     index = index_of(DOCS, "toy")

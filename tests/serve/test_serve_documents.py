@@ -14,7 +14,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
 
 from biorag.config import Settings
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.app import ServerConfig, create_app
 from biorag.serve.jobs import JOB_FILE, Job, JobManager
 

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from biorag.config import Settings
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.app import ServerConfig, create_app
 from biorag.strata import build_strata
 

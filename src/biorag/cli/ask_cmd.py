@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from biorag.asking import EventSink
+from biorag.asking import ask as ask_question
 from biorag.cli import common
 from biorag.cli.common import (
     emit_json,
@@ -18,9 +18,11 @@ from biorag.cli.common import (
     parse_json_option,
     print_accounting,
 )
+from biorag.corpus.datasets.base import Question
 from biorag.errors import BioragError, require_question
-from biorag.methods.base import cited_sentences
-from biorag.methods.runtime import Runtime
+from biorag.graph.export import to_graphml, to_html
+from biorag.methods.base import Answer, cited_sentences
+from biorag.runtime import Runtime
 
 
 def run_question(
@@ -31,76 +33,65 @@ def run_question(
     method_options: dict[str, Any] | None = None,
     graph_html: Path | None = None,
     graphml: Path | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Answer one question; returns (answer as a dict, accounting).
-
-    The accounting is :meth:`~biorag.llm.accounting.Accounting.report`: LLM calls, cache hits,
-    tokens and latency per stage (none without an LLM) and ``wall_s``, the wall-clock seconds
-    of the whole answer (method, retrieval, LLM calls, graph export).
-    """
-    from biorag.llm.accounting import Accounting
-    from biorag.methods.base import Question
-    from biorag.methods.registry import build_method
-
+    on_event: EventSink | None = None,
+) -> dict[str, Any]:
+    """Answer one question through :func:`biorag.asking.ask`; the answer as JSON (what
+    ``/v1/ask`` returns), its ``accounting`` the LLM calls, cache hits, tokens and latency per
+    stage and ``wall_s``. The LLMs it used are closed on the loop that used them."""
     if options is not None and (
         not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values())
     ):
         raise BioragError(
             '--options must be a JSON object of strings, e.g. {"A": "yes", "B": "no"}'
         )
-    llm = rt.llm
-    acc = llm.accounting if llm is not None else Accounting()
-    with acc.run():
-        qa = build_method(method, rt, method_options)
-        if qa.needs_index and not rt.index_paths:
-            raise BioragError(f"method {method!r} retrieves evidence: pass --index DIR")
-        q = Question(text=question, options=options or {})
-        answer = asyncio.run(_answer_and_close(rt, qa, q))
-        out = answer.model_dump()
-        out.update(out.pop("details"))
-        if graph_html or graphml:
-            export_graph(qa, graph_html, graphml)
-    return out, acc.report()
+    if (graph_html or graphml) and method != "claims":
+        raise BioragError("--graph-html and --graphml need --method claims")
+    q = Question(text=question, options=options or {})
+    answer = asyncio.run(_ask_and_close(rt, q, method, method_options, on_event))
+    if graph_html or graphml:
+        export_graph(answer.trace, graph_html, graphml)
+    return answer.model_dump()
 
 
-async def _answer_and_close(rt: Runtime, qa: Any, question: Any) -> Any:
-    """``qa``'s answer; the LLMs it used (and the variants it built: IP-RAR's reasoning model)
-    are closed on the same event loop, which owns their HTTP clients."""
+async def _ask_and_close(
+    rt: Runtime,
+    question: Question,
+    method: str,
+    options: dict[str, Any] | None,
+    on_event: EventSink | None,
+) -> Answer:
+    """The answer; the LLMs it used (and the variants it built: IP-RAR's reasoning model) are
+    closed on the same event loop, which owns their HTTP clients."""
     try:
-        return await qa.answer(question)
+        return await ask_question(rt, question, method, options, on_event=on_event)
     finally:
         await rt.aclose_llms()
 
 
-@contextlib.contextmanager
-def _streamed(on: bool) -> Iterator[None]:
+class _Streamed:
     """On a terminal, the reader's text is printed as the model writes it."""
-    if not on:
-        yield
-        return
-    from biorag.llm.streaming import stream_answers_to
 
-    started = False
+    def __init__(self) -> None:
+        self.started = False
 
-    def show(piece: str) -> None:
-        nonlocal started
-        if not started:
+    def __call__(self, kind: str, data: dict[str, Any]) -> None:
+        if kind != "token":
+            return
+        if not self.started:
             typer.echo("Model (streaming): ", nl=False)
-            started = True
-        typer.echo(piece, nl=False)
+            self.started = True
+        typer.echo(data["text"], nl=False)
 
-    with stream_answers_to(show):
-        yield
-    if started:
-        typer.echo("")
+    def end(self) -> None:
+        if self.started:
+            typer.echo("")
 
 
-def export_graph(qa: Any, graph_html: Path | None, graphml: Path | None) -> None:
-    """Write the local claim graph of the last CLAIMS answer as a page and/or GraphML."""
-    run = getattr(qa, "last_run", None)
-    if run is None or run.graph is None:
+def export_graph(run: Any, graph_html: Path | None, graphml: Path | None) -> None:
+    """Write the local claim graph of a CLAIMS answer (its :attr:`Answer.trace`) as a page
+    and/or GraphML."""
+    if run is None or getattr(run, "graph", None) is None:
         raise BioragError("--graph-html and --graphml need --method claims")
-    from biorag.graph.export import to_graphml, to_html
 
     if graphml:
         to_graphml(run.graph, graphml)
@@ -129,11 +120,12 @@ def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     typer.echo(f"Answer ({ans['method']}): {shown}")
     for sentence in cited_sentences(ans):
         typer.echo(f"  - {sentence}")
-    if ans.get("summaries"):
+    details = ans.get("details") or {}
+    if details.get("summaries"):
         source_of = {e["doc_id"]: f"{e['corpus']}:{e['source_id']}" for e in ans["evidence"]}
-        doc_of = {c["id"]: c["doc_id"] for c in ans["claims"]}
+        doc_of = {c["id"]: c["doc_id"] for c in details["claims"]}
         typer.echo("Summaries (the context, in rank order):")
-        for i, summ in enumerate(ans["summaries"], start=1):
+        for i, summ in enumerate(details["summaries"], start=1):
             docs = sorted({source_of.get(doc_of.get(c, ""), "?") for c in summ["claim_ids"]})
             text = " ".join(summ["text"].split())
             typer.echo(f"  S{i}. {text}")
@@ -189,11 +181,14 @@ def ask(
     if method == "retrieve-read" and not index:
         method = "closed-book"
         typer.echo("note: no --index given, answering closed-book", err=True)
-    streaming = not as_json and sys.stdout.isatty()
-    with common.open_runtime(index) as rt, _streamed(streaming):
-        ans, accounting = run_question(rt, question, method, opts, mopts, graph_html, graphml)
+    streamed = _Streamed() if not as_json and sys.stdout.isatty() else None
+    with common.open_runtime(index) as rt:
+        ans = run_question(rt, question, method, opts, mopts, graph_html, graphml, streamed)
+    if streamed is not None:
+        streamed.end()
+    accounting = ans["accounting"]
     if as_json:
-        emit_json({**ans, "accounting": accounting})
+        emit_json(ans)
         return
     print_answer(ans, opts)
     for label, path in (("graph page", graph_html), ("GraphML", graphml)):

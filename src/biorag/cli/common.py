@@ -19,7 +19,7 @@ from biorag.config import Settings, load_settings
 from biorag.errors import BioragError, ConfigError
 
 if TYPE_CHECKING:
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -190,7 +190,7 @@ def open_runtime(index_paths: list[Path] | None = None) -> Runtime:
     """The runtime of this invocation's settings (and ``index_paths``): every command takes its
     components (LLM, embedder, searcher, reranker) from one, in a ``with`` block that closes it.
     Tests replace this function to give ready-made components."""
-    from biorag.methods.runtime import Runtime
+    from biorag.runtime import Runtime
 
     return Runtime(STATE.settings(), index_paths)
 

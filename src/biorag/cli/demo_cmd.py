@@ -12,7 +12,7 @@ import typer
 from biorag.cli import common
 from biorag.cli.ask_cmd import print_answer, run_question
 from biorag.cli.common import STATE, emit_json, handle_errors, print_accounting
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 DATA = "biorag.demo.data"
 
@@ -63,9 +63,8 @@ def demo(
         index = ensure_demo_index(s.home_path, rt)
         rt.index_paths = [index]
         graph_page = s.home_path / "demo-graph.html" if method == "claims" else None
-        ans, accounting = run_question(
-            rt, q["question"], method, q["options"], graph_html=graph_page
-        )
+        ans = run_question(rt, q["question"], method, q["options"], graph_html=graph_page)
+    accounting = ans["accounting"]
     mode = (
         f"LLM {s.llm.backend}:{s.llm.model or s.llm.hf_path}"
         if s.llm.backend != "none"
@@ -75,9 +74,7 @@ def demo(
         )
     )
     if as_json:
-        emit_json(
-            {**ans, "question": q, "mode": mode, "index": str(index), "accounting": accounting}
-        )
+        emit_json({**ans, "question": q, "mode": mode, "index": str(index)})
         return
     typer.echo(f"Question {q['id']}: {q['question']}")
     typer.echo("Options: " + ", ".join(f"{k}. {v}" for k, v in q["options"].items()))

@@ -11,42 +11,43 @@ import logging
 import time
 from typing import Any
 
+from biorag.asking import PreparedAsk, prepare
 from biorag.corpus.datasets.base import QAItem
 from biorag.eval.run_metrics import is_multiple_choice
+from biorag.methods.base import Answer
+from biorag.runtime import Runtime
 
 log = logging.getLogger("biorag.eval")
 
 
 async def answer_question(
-    base: Any,
-    shared: Any,
+    base: Runtime,
     method_options: dict[str, dict[str, Any]],
     method: str,
     item: QAItem,
 ) -> dict[str, Any]:
-    """Answer ``item`` with ``method`` on a child of the runtime ``base`` whose LLM client
-    (from the :class:`~biorag.llm.shared.SharedLLM` ``shared``) has its own accounting; the
-    prediction record, with the error in it when the method failed."""
-    from biorag.llm.accounting import Accounting
-    from biorag.methods.registry import build_method
-
-    acc = Accounting()
-    rt = base.for_question(shared.client(acc))
+    """Answer ``item`` with ``method`` the way :func:`biorag.asking.ask` does, on the run's runtime
+    ``base`` (an LLM client of its own, with its own accounting); the prediction record, with
+    the error in it when the method failed."""
     start = time.perf_counter()
-    answer, error = None, None
+    answer: Answer | None = None
+    prepared: PreparedAsk | None = None
+    error = None
     try:
-        qa = build_method(method, rt, method_options.get(method))
-        answer = await qa.answer(item.as_question())
+        prepared = prepare(base, item.as_question(), method, method_options.get(method))
+        answer = await prepared.run()
     except Exception as e:  # recorded and counted, never lost; CancelledError passes
         error = f"{type(e).__name__}: {e}"
         log.debug("%s on %s failed", method, item.id, exc_info=True)
     snippets = None
     try:
-        snippets = await asyncio.to_thread(_snippets, rt, item, answer)
+        snippets = await asyncio.to_thread(_snippets, base, item, answer)
     except Exception as e:  # the answer stands; its snippets are left out, and said
         log.warning("%s on %s: no snippets for the snippet measures: %s", method, item.id, e)
+    # a failed answer's calls count too (the tokens were spent)
+    accounting = prepared.accounting.report() if prepared is not None else {}
     return _prediction_record(
-        item, method, answer, error, acc.report(), time.perf_counter() - start, snippets
+        item, method, answer, error, accounting, time.perf_counter() - start, snippets
     )
 
 

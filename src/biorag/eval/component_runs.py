@@ -19,16 +19,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
+from biorag.asking import PreparedAsk, prepare
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
+from biorag.eval.components import evaluate_components
+from biorag.llm.accounting import Accounting
+from biorag.llm.shared import SharedLLM
+from biorag.runtime import Runtime
 from biorag.util.files import write_json_atomic
-
-if TYPE_CHECKING:
-    from biorag.corpus.datasets.base import QAItem
-    from biorag.llm.shared import SharedLLM
-    from biorag.methods.claims import Claims
-    from biorag.methods.runtime import Runtime
 
 __all__ = ["COMPONENTS_FILE", "SUMMARY_FILE", "run_components", "summarize_components"]
 
@@ -110,35 +110,27 @@ def _load_items(
 async def _score_question(
     it: QAItem,
     base: Runtime,
-    shared: SharedLLM,
     judge: SharedLLM | None,
     options: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """Answer one question with ``claims`` and score its run: the line for components.jsonl."""
-    from biorag.eval.components import evaluate_components
-    from biorag.llm.accounting import Accounting
-    from biorag.methods.registry import build_method
-
-    acc = Accounting()
-    rt = base.for_question(shared.client(acc))
+    """Answer one question with ``claims`` (through :func:`biorag.asking.prepare`, as every
+    door does) and score its run (the answer's trace): the line for components.jsonl."""
     start = time.perf_counter()
     rec: dict[str, Any] = {"question_id": it.id}
+    prepared: PreparedAsk | None = None
     try:
-        qa = build_method("claims", rt, dict(options or {}))
-        await qa.answer(it.as_question())
-        judge_llm = judge.client(acc) if judge is not None else rt.llm
+        prepared = prepare(base, it.as_question(), "claims", options)
+        answer = await prepared.run()
+        acc = prepared.accounting
+        judge_llm = judge.client(acc) if judge is not None else base.client(acc)
         rec["metrics"] = await evaluate_components(
-            # cast: build_method("claims") makes a Claims, which records its last run
-            cast("Claims", qa).last_run,
-            None,
-            judge_llm,
-            rt.embedder,
-            rt.reranker,
+            answer.trace, None, judge_llm, base.embedder, base.reranker
         )
         rec["error"] = None
     except BioragError as e:
         rec["error"] = f"{type(e).__name__}: {e}"
     rec["seconds"] = round(time.perf_counter() - start, 3)
+    acc = prepared.accounting if prepared is not None else Accounting()
     rec["accounting"] = acc.report()["total"]
     return rec
 
@@ -156,8 +148,6 @@ async def run_components(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Answer and score every question not yet in ``OUT/components.jsonl``; write the summary."""
-    from biorag.llm.shared import SharedLLM
-    from biorag.methods.runtime import Runtime
     from biorag.util.progress import progress_bar
 
     out = Path(out_dir)
@@ -165,7 +155,6 @@ async def run_components(
     out.mkdir(parents=True, exist_ok=True)
     path = out / COMPONENTS_FILE
     done = _done(path)
-    shared = SharedLLM(settings)
     judge_cfg = settings.judge_llm()  # [llm] with the [judge] keys: the paper's separate judge
     judge = (
         None
@@ -177,7 +166,7 @@ async def run_components(
     bar = progress_bar(len(todo), "component metrics", unit="question")
     try:
         for it in todo:
-            rec = await _score_question(it, base, shared, judge, options)
+            rec = await _score_question(it, base, judge, options)
             with path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec) + "\n")
             if not rec["error"]:
@@ -185,7 +174,6 @@ async def run_components(
             bar.update(1)
     finally:
         bar.close()
-        await shared.aclose()
         if judge is not None:
             await judge.aclose()
         await base.aclose()

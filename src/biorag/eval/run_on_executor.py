@@ -1,8 +1,8 @@
 """An evaluation's answering on a batch executor's workers (``executor.kind = "ray"``).
 
 Each Ray actor builds, once, what the runner builds in its own process: a
-:class:`~biorag.methods.runtime.Runtime` (embedder, index searcher, reranker) and a
-:class:`~biorag.llm.shared.SharedLLM` from the run's settings, and one event loop; then it
+:class:`~biorag.runtime.Runtime` (embedder, index searcher, reranker, its one shared LLM) from
+the run's settings, and one event loop; then it
 answers each batch of (method, question) pairs with
 :func:`~biorag.eval.answering.answer_question`, ``concurrency`` at a time, as the runner would.
 The driver appends each batch's prediction records to ``predictions.jsonl`` as the batch
@@ -46,13 +46,11 @@ class AnswerWorker:
         concurrency: int,
     ) -> None:
         from biorag.config import Settings
-        from biorag.llm.shared import SharedLLM
-        from biorag.methods.runtime import Runtime
+        from biorag.runtime import Runtime
 
         s = Settings.model_validate({**settings, "executor": {"kind": "local"}})
         self.loop = asyncio.new_event_loop()
         self.base = Runtime(s, [Path(p) for p in index_paths])
-        self.shared = SharedLLM(s)
         self.options = method_options
         self.concurrency = concurrency
 
@@ -65,9 +63,7 @@ class AnswerWorker:
         async def one(pair: dict[str, Any]) -> str:
             item = QAItem.model_validate(pair["item"])
             async with slots:
-                rec = await answer_question(
-                    self.base, self.shared, self.options, pair["method"], item
-                )
+                rec = await answer_question(self.base, self.options, pair["method"], item)
             return json.dumps(rec, ensure_ascii=False, default=str)
 
         return list(await asyncio.gather(*(one(p) for p in pairs)))

@@ -19,7 +19,7 @@ from biorag.eval.metrics.official import check_scoring
 from biorag.eval.records import RunDirLock
 from biorag.eval.run_config import check_or_write_run_config, run_config
 from biorag.llm.shared import SharedLLM
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 log = logging.getLogger("biorag.eval")
 

@@ -11,9 +11,9 @@ Every (method, question) gets its own LLM client over one shared backend, with i
 :class:`~biorag.llm.accounting.Accounting`, so each record carries that question's calls and
 tokens per stage even though questions are answered concurrently. The heavy components
 (embedder, searcher, reranker, LLM cache, and second models such as IP-RAR's reasoning model:
-:meth:`~biorag.methods.runtime.Runtime.llm_variant`) are built once in one
-:class:`~biorag.methods.runtime.Runtime`, shared through its per-question children
-(:meth:`~biorag.methods.runtime.Runtime.for_question`), and closed at the end.
+:meth:`~biorag.runtime.Runtime.llm_variant`) are built once in one
+:class:`~biorag.runtime.Runtime`, shared through its per-question children
+(:meth:`~biorag.runtime.Runtime.for_question`), and closed at the end.
 
 The parts live beside this module: :mod:`biorag.eval.run_config` (``run.json`` and the check on
 resume), :mod:`biorag.eval.run_metrics` (per-method metrics) and :mod:`biorag.eval.records`
@@ -58,7 +58,7 @@ from biorag.eval.run_setup import (
 )
 from biorag.executor.base import settings_for_workers
 from biorag.llm.shared import SharedLLM
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress_bar
 
@@ -152,8 +152,12 @@ async def arun_eval(
     check_arguments(methods, method_options, concurrency, scoring, limit)
     loaded, items, skipped = load_questions(loader, dataset, data_path, split, setting, limit)
 
-    shared = SharedLLM(settings, backend)
-    base = runtime if runtime is not None else Runtime(settings, index_paths)
+    shared = SharedLLM(settings, backend)  # the run's model: every answer's client draws on it
+    base = (
+        Runtime(settings, index_paths, shared_llm=shared)
+        if runtime is None
+        else runtime.using_llm(shared)
+    )
     judge_model: JudgeModel | None = None
     dir_lock: RunDirLock | None = None
     try:
@@ -184,7 +188,7 @@ async def arun_eval(
                                              tally.add)  # fmt: skip
                     summary.executor = executor.stats()
                 else:
-                    await _answer_all(pending, base, shared, method_options,
+                    await _answer_all(pending, base, method_options,
                                       out / PREDICTIONS_FILE, concurrency, tally)  # fmt: skip
             finally:
                 bar.close()
@@ -198,7 +202,7 @@ async def arun_eval(
             metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
         write_json_atomic(out / METRICS_FILE, metrics)
     finally:
-        await _release(dir_lock, judge_model, shared, base, own_runtime=runtime is None)
+        await _release(dir_lock, judge_model, shared, runtime or base, own_runtime=runtime is None)
     summary.metrics = metrics
     return summary
 
@@ -305,7 +309,6 @@ class _Tally:
 async def _answer_all(
     pending: list[tuple[str, QAItem]],
     base: Runtime,
-    shared: SharedLLM,
     method_options: dict[str, dict[str, Any]],
     path: Path,
     concurrency: int,
@@ -317,7 +320,7 @@ async def _answer_all(
         for method, item in queue:
             if tally.stop:
                 return
-            rec = await answer_question(base, shared, method_options, method, item)
+            rec = await answer_question(base, method_options, method, item)
             writer.append(rec)
             tally.add(rec)
 

@@ -3,7 +3,7 @@
 :class:`SharedLLM` holds one backend (behind one concurrency limit) and one cache; each caller
 gets its own client over it (:meth:`SharedLLM.client`) with its own
 :class:`~biorag.llm.accounting.Accounting`. The evaluation runner gives one client to every
-(method, question); :class:`~biorag.methods.base.Runtime` keeps one per distinct override set
+(method, question); :class:`~biorag.runtime.Runtime` keeps one per distinct override set
 of ``[llm]`` (IP-RAR's ``reasoning_model``), so a second model is built once, not per question.
 
 :func:`variant_settings` validates such an override set: a JSON object whose keys are

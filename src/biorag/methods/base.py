@@ -1,5 +1,5 @@
 """What every QA method takes and returns (the runtime it draws its components from is
-:mod:`biorag.methods.runtime`)."""
+:mod:`biorag.runtime`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 
 from biorag.corpus.datasets.base import Question
 from biorag.methods.details import AnswerDetails, ContextFit, MethodDetails
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 
 class AnswerSentence(BaseModel):
@@ -80,6 +80,23 @@ class Answer(BaseModel):
         default_factory=AnswerDetails,
         description="how the method answered: its typed trace (biorag.methods.details)",
     )
+    accounting: dict[str, Any] = Field(
+        default_factory=dict,
+        description="this answer's LLM calls, cache hits and tokens per stage, and its "
+        "wall-clock seconds (wall_s); {} until biorag.asking.ask fills it",
+    )
+    _trace: Any = PrivateAttr(default=None)
+
+    @property
+    def trace(self) -> Any:
+        """What the method built on the way, in memory and not serialized (CLAIMS: its
+        :class:`~biorag.methods.claims.ClaimsRun`, with the local claim graph); None for
+        methods that keep nothing beyond ``details``."""
+        return self._trace
+
+    def with_trace(self, trace: Any) -> Answer:
+        self._trace = trace
+        return self
 
 
 def cited_sentences(answer: dict[str, Any]) -> list[str]:

@@ -33,7 +33,7 @@ from biorag.methods.context import (
 )
 from biorag.methods.details import ClaimChunksDetails, QueryParts, RankedClaim
 from biorag.methods.rewrite import RERANK_QUERIES, rerank_text
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``mode``: the extraction mode
 #: (batched | faithful). ``rerank_query``: question | question+options | query.

@@ -98,7 +98,6 @@ class Claims(QAMethod):
         if merged["denoise"] not in ("keep", "drop", "downweight"):
             raise BioragError("CLAIMS denoise must be keep, drop or downweight")
         super().__init__(runtime, **merged)
-        self.last_run: ClaimsRun | None = None
 
     # -- stages ----------------------------------------------------------------------------
     async def _retrieve(self, run: ClaimsRun) -> list[Any]:
@@ -229,7 +228,6 @@ class Claims(QAMethod):
         from biorag.methods.context import ContextItem, answer_from_context
 
         run = ClaimsRun(question=question)
-        self.last_run = run
         t = time.perf_counter()
         chunks = await self._retrieve(run)
         run.seconds["retrieve"] = time.perf_counter() - t
@@ -271,7 +269,7 @@ class Claims(QAMethod):
                 f"{len(run.claims)}, dropped as not in their chunk: {ungrounded}); the answer "
                 "was read with no context"
             )
-        return out
+        return out.with_trace(run)
 
     @staticmethod
     def _chunks_of(run: ClaimsRun, key: str) -> list[str]:

@@ -19,8 +19,8 @@ from biorag.errors import BioragError
 from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
 from biorag.methods.details import AnswerDetails
 from biorag.methods.exact_step import wants_exact, with_exact
-from biorag.methods.runtime import Runtime
 from biorag.methods.stages import stage
+from biorag.runtime import Runtime
 
 T = TypeVar("T")
 

@@ -14,7 +14,7 @@ from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import note_fallback
 from biorag.methods.base import Answer, Question
 from biorag.methods.details import ExactAnswerTrace
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 __all__ = ["EXACT_NOTE", "wants_exact", "with_exact"]
 

@@ -75,10 +75,10 @@ from biorag.methods.context import merge_options
 from biorag.methods.details import IPRARDetails
 from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, numbered
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
-from biorag.methods.runtime import Runtime
 from biorag.methods.stages import stage
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
 from biorag.retrieve.index import read_manifest
+from biorag.runtime import Runtime
 
 __all__ = ["DEFAULTS", "IPRAR", "PROMPTS", "numbered", "plain_keywords"]
 

@@ -45,7 +45,7 @@ from biorag.methods.context import ContextItem, answer_from_context
 from biorag.methods.details import IPRARDetails
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 PROMPTS = "biorag.methods.iprar_prompts"
 _YES_NO = re.compile(r"\b(yes|no)\b", re.I)

@@ -37,7 +37,7 @@ from biorag.methods.context import (
     merge_options,
 )
 from biorag.methods.details import QueryParts, RaptorDetails
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``reduction``: auto (UMAP if
 #: installed, else PCA), umap, pca or none. ``threshold``: the soft-membership probability.

@@ -15,9 +15,9 @@ from biorag.methods.iprar import IPRAR
 from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
 from biorag.methods.rewrite import Rewrite
-from biorag.methods.runtime import Runtime
 from biorag.methods.selfrag import SelfRAG
 from biorag.methods.vectorgraphrag import VectorGraphRAG
+from biorag.runtime import Runtime
 
 METHODS: dict[str, type[QAMethod]] = {
     ClosedBook.name: ClosedBook,

@@ -30,7 +30,7 @@ from biorag.methods.context import (
     rerank,
 )
 from biorag.methods.details import QueryParts, RankedChunksDetails, RetrievedChunk
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 
 #: Options of Rewrite and HyDE. ``k`` / ``retriever`` None: ``[retrieval] k`` (10) and
 #: ``retriever`` (hybrid). ``rerank_query``: what the chunks are reranked against -

@@ -1,6 +1,6 @@
 """``biorag serve``: one process holding one runtime, an HTTP API over it, and the page.
 
-Every request draws on the same :class:`~biorag.methods.runtime.Runtime` (one embedder, one
+Every request draws on the same :class:`~biorag.runtime.Runtime` (one embedder, one
 searcher, one model server connection); each ask gets a child runtime with an LLM client of its
 own, so its answer carries its own accounting. The API:
 
@@ -36,8 +36,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from biorag.config import Settings, masked_dict
 from biorag.errors import BioragError, LLMError
-from biorag.llm.shared import SharedLLM
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.asking import Asker, Slots
 from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
 from biorag.serve.documents import add_document_routes, event_stream, sse
@@ -80,10 +79,9 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     """The service over ``runtime`` (by default one built from ``settings`` and the config's
     indexes, closed at shutdown; a given one is the caller's to close)."""
     rt = runtime if runtime is not None else Runtime(settings, config.index_paths)
-    shared = SharedLLM(settings)
     metrics = Metrics()
     slots = Slots(config.max_concurrent_asks)
-    asker = Asker(rt, shared, slots, config.default_method, config.kg, metrics)
+    asker = Asker(rt, slots, config.default_method, config.kg, metrics)
     auth = KeyCheck(config.api_keys, RateLimit(config.rate_limit_per_minute))
     data_dir = config.data_dir or Path(settings.home) / "serve"
     jobs = JobManager(data_dir / "jobs", rt, settings, config.max_upload_bytes)
@@ -104,7 +102,6 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             try:
                 await asyncio.to_thread(runs.stop)
                 await asyncio.to_thread(jobs.stop)
-                await shared.aclose()
             finally:
                 await (rt.aclose() if runtime is None else rt.aclose_llms())
 

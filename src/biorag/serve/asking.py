@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException
 
+from biorag.asking import EventSink, prepare
+from biorag.corpus.datasets.base import Question
 from biorag.errors import BioragError, LLMError
-from biorag.llm.accounting import Accounting
-from biorag.llm.shared import SharedLLM
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.metrics import Metrics
 from biorag.serve.schemas import AskRequest
 
@@ -48,44 +48,33 @@ class Slots:
 
 @dataclass
 class Asker:
-    """What every ask draws on: the runtime, the model connection, the slots, the defaults."""
+    """What every ask draws on: the runtime (and its one shared model), the slots, the
+    defaults."""
 
     rt: Runtime
-    shared: SharedLLM
     slots: Slots
     default_method: str
     kg: Any = None  # the served KG directory, for vectorgraphrag
     metrics: Metrics | None = None
 
     def start(
-        self, body: AskRequest, on_event: Callable[[str, dict[str, Any]], None] | None = None
+        self, body: AskRequest, on_event: EventSink | None = None
     ) -> asyncio.Task[dict[str, Any]]:
         """Check the ask (a :class:`BioragError` for a bad one), take a slot (503 when none
-        is free) and start answering; ``on_event(kind, data)`` hears its stages and tokens."""
-        from biorag.corpus.datasets.base import Question
-        from biorag.methods.registry import build_method
-
+        is free) and start answering it through :func:`biorag.asking.ask`'s road;
+        ``on_event(kind, data)`` hears its stages and tokens."""
         method = body.method or self.default_method
         options = dict(body.method_options)
         if method == "vectorgraphrag" and self.kg is not None:
             options["kg"] = str(self.kg)  # requests cannot name a KG (SERVER_ONLY_OPTIONS)
-        acc = Accounting()
-        child = self.rt.for_question(self.shared.client(acc))
-        try:
-            qa = build_method(method, child, options)
-        except (TypeError, ValueError) as e:  # an option of the wrong type for the method
-            raise BioragError(f"method options for {method}: {e}") from None
-        if qa.needs_index and not self.rt.index_paths:
-            raise BioragError(f"method {method!r} retrieves evidence; this server has no index")
         question = Question(text=body.question, options=body.options, type=body.type)
+        prepared = prepare(self.rt, question, method, options)
         self.slots.take()
         if self.metrics is not None:
             self.metrics.in_flight.inc()
 
         async def answer() -> dict[str, Any]:
-            with acc.run(), _listening(on_event):
-                result = await qa.answer(question)
-            return {**result.model_dump(), "accounting": acc.report()}
+            return (await prepared.run(on_event)).model_dump()
 
         task = asyncio.create_task(answer())
 
@@ -94,7 +83,7 @@ class Asker:
             if self.metrics is not None:
                 self.metrics.in_flight.dec()
                 failed = t.cancelled() or t.exception() is not None
-                self.metrics.ask(method, "error" if failed else "ok", acc.report())
+                self.metrics.ask(method, "error" if failed else "ok", prepared.accounting.report())
             if not t.cancelled() and t.exception() is not None and getattr(t, "_abandoned", False):
                 log.warning("an ask whose client left failed: %s", t.exception())
 
@@ -148,28 +137,3 @@ def _outcome(task: asyncio.Task[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         return "error", {"type": "model_unavailable", "message": message}
     log.error("a streamed ask failed", exc_info=error)
     return "error", {"type": "internal", "message": "the server failed; its log says why"}
-
-
-class _listening:
-    """Route a method's stage events and streamed answer text to ``on_event``."""
-
-    def __init__(self, on_event: Callable[[str, dict[str, Any]], None] | None) -> None:
-        self.on_event = on_event
-        self.stack: Any = None
-
-    def __enter__(self) -> None:
-        if self.on_event is None:
-            return
-        from contextlib import ExitStack
-
-        from biorag.llm.streaming import stream_answers_to
-        from biorag.methods.stages import report_stages
-
-        on_event = self.on_event
-        self.stack = ExitStack()
-        self.stack.enter_context(report_stages(lambda e: on_event("stage", e)))
-        self.stack.enter_context(stream_answers_to(lambda t: on_event("token", {"text": t})))
-
-    def __exit__(self, *exc: object) -> None:
-        if self.stack is not None:
-            self.stack.close()

@@ -20,7 +20,7 @@ from fastapi import FastAPI, File, Form, HTTPException, Query, UploadFile
 from fastapi.params import Depends
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.jobs import JobManager
 
 #: The most files one upload may carry.

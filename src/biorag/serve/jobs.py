@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 from biorag.config import ExecutorSettings, Settings
 from biorag.errors import BioragError
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.worker import QueueWorker
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import observe_progress

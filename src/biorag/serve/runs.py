@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biorag.config import Settings
 from biorag.errors import BioragError
-from biorag.methods.runtime import Runtime
+from biorag.runtime import Runtime
 from biorag.serve.worker import QueueWorker
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import observe_progress

@@ -111,7 +111,7 @@ class NormalizeWorker:
         from biorag.config import Settings
         from biorag.llm.accounting import Accounting
         from biorag.llm.shared import SharedLLM
-        from biorag.methods.runtime import Runtime
+        from biorag.runtime import Runtime
 
         s = Settings.model_validate({**settings, "executor": {}})
         self.acc = Accounting()

@@ -9,9 +9,15 @@ lock, or given ready-made to the constructor (a test's embedder, a caller's LLM)
 
 It is safe to share between concurrent requests: components are built under one lock, the
 searcher serializes its searches itself, and :meth:`for_question` gives each request a child
-runtime with an LLM client of its own (its own accounting) over the shared components. Closing
-the runtime closes what it built (the searcher, the LLM and the LLM variants) and refuses later
+runtime with an LLM client of its own (its own accounting) over the shared components. Every
+LLM client, the runtime's own and each child's, is a client of one
+:class:`~biorag.llm.shared.SharedLLM` (one backend behind one concurrency limit, one cache),
+composed by :func:`~biorag.llm.factory.client_of`: every door gets the same chain. Closing the
+runtime closes what it built (the searcher, the LLM and the LLM variants) and refuses later
 use; a child closes nothing.
+
+This is the composition root: the stage packages and the methods take their components from
+here, never build them themselves.
 """
 
 from __future__ import annotations
@@ -23,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 from biorag.config import Settings
 from biorag.errors import BioragError
+from biorag.llm.accounting import Accounting
+from biorag.llm.shared import SharedLLM, settings_key, variant_settings
 
 if TYPE_CHECKING:
     from biorag.embed.base import Embedder
     from biorag.embed.rerank import Reranker
-    from biorag.llm.accounting import Accounting
     from biorag.llm.factory import LLM
-    from biorag.llm.shared import SharedLLM
     from biorag.retrieve.search import MultiSearcher
 
 __all__ = ["Runtime"]
@@ -47,6 +53,7 @@ class Runtime:
         index_paths: list[Path] | None = None,
         *,
         llm: LLM | None = _UNBUILT,
+        shared_llm: SharedLLM | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
         searcher: MultiSearcher | None = None,
@@ -54,11 +61,15 @@ class Runtime:
         self.settings = settings
         self.index_paths = [Path(p) for p in (index_paths or [])]
         self._llm: LLM | None = llm
+        self._shared: SharedLLM | None = shared_llm
+        self._owns_shared = shared_llm is None
         self._embedder = embedder
         self._reranker = reranker
         self._searcher = searcher
         self._variants: dict[str, SharedLLM] = {}
-        self._accounting: Accounting | None = None if llm in (None, _UNBUILT) else llm.accounting
+        self._accounting: Accounting = (
+            Accounting() if llm is None or llm is _UNBUILT else llm.accounting
+        )
         self._parent: Runtime | None = None
         self._owns_llm = llm is _UNBUILT
         self._owns_embedder = embedder is None
@@ -72,12 +83,43 @@ class Runtime:
         with self._lock:
             self._check_open()
             if self._llm is _UNBUILT:
-                from biorag.llm import build_llm
-
-                self._llm = build_llm(self.settings)
-            if self._llm is not None:
-                self._accounting = self._llm.accounting
+                self._llm = self.shared_llm.client(self._accounting)
             return self._llm
+
+    @property
+    def shared_llm(self) -> SharedLLM:
+        """The backend, concurrency limit and cache every LLM client of this runtime (and of its
+        children) goes through; built from ``[llm]`` on first use."""
+        if self._shared is None and self._parent is not None:
+            return self._parent.shared_llm
+        with self._lock:
+            self._check_open()
+            if self._shared is None:
+                self._shared = SharedLLM(self.settings)
+            return self._shared
+
+    def client(self, accounting: Accounting) -> LLM | None:
+        """An LLM client with ``accounting`` of its own (None without an LLM). A runtime given
+        a ready-made ``llm`` (a test's) has no other: its clients are that one."""
+        if self._shared is None and self._parent is not None:
+            return self._parent.client(accounting)
+        if not self._owns_llm and self._shared is None:
+            return self.llm
+        return self.shared_llm.client(accounting)
+
+    def using_llm(self, shared: SharedLLM) -> Runtime:
+        """This runtime with its LLM clients drawn from ``shared`` (a test's backend, say): the
+        same embedder, searcher and reranker; closing it closes nothing."""
+        view = Runtime(self.settings, self.index_paths, shared_llm=shared)
+        view._parent = self
+        return view
+
+    def record(self, accounting: Accounting) -> None:
+        """Add one request's LLM use to this runtime's accounting (:meth:`accounting`)."""
+        root = self._parent or self
+        with root._lock:
+            if accounting is not root._accounting:
+                root._accounting.merge(accounting)
 
     @property
     def embedder(self) -> Embedder:
@@ -174,12 +216,13 @@ class Runtime:
             searcher.close()
 
     # -- per-request children ------------------------------------------------------------------
-    def for_question(self, llm: LLM | None) -> Runtime:
-        """A child runtime for one request: ``llm`` (a client of its own, with its own
-        accounting) and everything else shared with this runtime. Closing it closes nothing."""
-        child = Runtime(self.settings, self.index_paths, llm=llm)
+    def for_question(self, accounting: Accounting) -> Runtime:
+        """A child runtime for one request: an LLM client of its own counting into
+        ``accounting`` (:meth:`client`), everything else shared with this runtime. Closing it
+        closes nothing."""
+        child = Runtime(self.settings, self.index_paths, llm=self.client(accounting))
         child._parent = self
-        child._owns_llm = False
+        child._owns_llm = child._owns_shared = False
         return child
 
     # -- LLM variants --------------------------------------------------------------------------
@@ -189,8 +232,6 @@ class Runtime:
         Thread-safe; raises :class:`BioragError` for bad overrides."""
         if self._parent is not None:
             return self._parent.shared_llm_variant(overrides)
-        from biorag.llm.shared import SharedLLM, settings_key, variant_settings
-
         settings = variant_settings(self.settings, overrides)
         key = settings_key(settings.llm)
         with self._lock:
@@ -207,14 +248,15 @@ class Runtime:
         llm = self.llm
         if llm is not None:
             return shared.client(llm.accounting)
-        from biorag.llm.accounting import Accounting
-
         return shared.client(Accounting())
 
     def accounting(self) -> dict[str, Any]:
         """This runtime's LLM calls and tokens per stage (``{}`` without an LLM), also after
         the LLM was closed."""
-        return self._accounting.report() if self._accounting is not None else {}
+        root = self._parent or self
+        if root._llm is None or (root._llm is _UNBUILT and self.settings.llm.backend == "none"):
+            return {}
+        return self._accounting.report()
 
     # -- closing -------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -229,6 +271,9 @@ class Runtime:
             llm = self._llm if self._owns_llm and self._llm is not _UNBUILT else None
             if self._owns_llm:
                 self._llm = _UNBUILT
+            if self._owns_shared and self._shared is not None:
+                shared.append(self._shared)
+                self._shared = None
         return shared, llm
 
     async def aclose_llms(self) -> None:
@@ -237,11 +282,11 @@ class Runtime:
         if self._parent is not None:
             return
         shared, llm = self._take_llms()
-        for s in shared:
-            await s.aclose()
         if llm is not None:
             await llm.aclose()
             llm.close()
+        for s in shared:
+            await s.aclose()
 
     async def aclose(self) -> None:
         """Close what this runtime built: LLMs (on this loop), then the searcher and the
@@ -256,10 +301,10 @@ class Runtime:
         if not self._mark_closed():
             return
         shared, llm = self._take_llms()
-        if shared:
-            _run_to_end(_aclose_all(shared))
         if llm is not None:
             llm.close()
+        if shared:
+            _run_to_end(_aclose_all(shared))
         self._close_retrieval()
 
     def _mark_closed(self) -> bool:
