@@ -25,8 +25,8 @@ from itertools import islice
 from typing import Any
 
 from biorag.kg.models import AddReport, Triplet, normalize_key
-from biorag.kg.neo4j_common import PASSWORD_ENV, Neo4jClient
-from biorag.kg.store import Direction, prepare_triplets, unique_keys
+from biorag.kg.stores.interfaces import Direction, prepare_triplets, unique_keys
+from biorag.kg.stores.neo4j_common import PASSWORD_ENV, Neo4jClient
 
 LABEL, REL_TYPE = "Entity", "RELATION"
 
@@ -72,7 +72,7 @@ def _record_triplet(rec: Any) -> Triplet:
 
 
 class Neo4jKGStore(Neo4jClient):
-    """A :class:`~biorag.kg.store.KGStore` in a Neo4j database."""
+    """A :class:`~biorag.kg.stores.interfaces.KGStore` in a Neo4j database."""
 
     def __init__(
         self,

@@ -22,10 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from biorag.kg.sqlite_store import FILENAME, connect_kg_db, kg_db_path
-from biorag.kg.typed_store import check_type, node_key, unique_aliases
-
-__all__ = ["FILENAME", "SQLiteTypedStore"]
+from biorag.kg.stores.interfaces import check_type, node_key, unique_aliases
+from biorag.kg.stores.sqlite_common import connect_kg_db, kg_db_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS typed_nodes (
@@ -65,7 +63,8 @@ def _node(row: sqlite3.Row) -> dict[str, Any]:
 
 
 class SQLiteTypedStore:
-    """A :class:`~biorag.kg.typed_store.TypedGraphStore` in the knowledge graph's SQLite file."""
+    """A :class:`~biorag.kg.stores.interfaces.TypedGraphStore` in the knowledge graph's SQLite
+    file."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = kg_db_path(path)

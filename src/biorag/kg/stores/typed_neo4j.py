@@ -16,12 +16,12 @@ Why ``uid`` strings rather than client-counted integers: the id follows from ``(
 so every client and every rerun agrees on it without reading it back, and the constraint that
 makes nodes unique is the same index that looks ids up. The type never contains ``:``, so
 ``uid`` splits unambiguously. ``seq`` counters are kept by this client (they only order
-listings), so one writer at a time is assumed, as in :mod:`biorag.kg.neo4j_store`.
+listings), so one writer at a time is assumed, as in :mod:`biorag.kg.stores.flat_neo4j`.
 
 Every write is one auto-committed query (:meth:`Neo4jTypedStore.commit` has nothing to do).
 Alias and name lookups (:meth:`~Neo4jTypedStore.find_nodes`) scan the nodes of the asked type.
 Each query starts with a ``// biorag:NAME`` comment naming it (for query logs and tests).
-Connection conventions: :mod:`biorag.kg.neo4j_common`. Needs ``pip install 'biorag[neo4j]'``.
+Connection conventions: :mod:`biorag.kg.stores.neo4j_common`. Needs ``pip install 'biorag[neo4j]'``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from biorag.kg.neo4j_common import PASSWORD_ENV, Neo4jClient
-from biorag.kg.typed_store import check_type, node_key, unique_aliases
+from biorag.kg.stores.interfaces import check_type, node_key, unique_aliases
+from biorag.kg.stores.neo4j_common import PASSWORD_ENV, Neo4jClient
 
 LABEL, REL_TYPE = "StrataNode", "STRATA_EDGE"
 
@@ -126,7 +126,7 @@ def _node(props: Any) -> dict[str, Any]:
 
 
 class Neo4jTypedStore(Neo4jClient):
-    """A :class:`~biorag.kg.typed_store.TypedGraphStore` in a Neo4j database."""
+    """A :class:`~biorag.kg.stores.interfaces.TypedGraphStore` in a Neo4j database."""
 
     def __init__(
         self,

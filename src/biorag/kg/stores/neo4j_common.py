@@ -1,6 +1,7 @@
 """What the Neo4j stores share: importing the official driver and connecting.
 
-Connection conventions (both :mod:`biorag.kg.neo4j_store` and :mod:`biorag.kg.typed_neo4j_store`):
+Connection conventions (both :mod:`biorag.kg.stores.flat_neo4j` and
+:mod:`biorag.kg.stores.typed_neo4j`):
 ``uri`` (``bolt://host:7687`` / ``neo4j://...``), ``user`` and the NAME of the environment
 variable holding the password (``BIORAG_NEO4J_PASSWORD`` by default; unset means no
 authentication). The password is never logged nor put in an error message.
