@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from biorag.kg.models import AddReport, Triplet, normalize_key
-from biorag.kg.stores.interfaces import Direction, PreparedTriplet, prepare_triplets, unique_keys
+from biorag.kg.stores.interfaces import Direction, PreparedTriplet, lookup_keys, prepare_triplets
 from biorag.kg.stores.sqlite_common import connect_kg_db, kg_db_path
 
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's bound-parameter limit
@@ -193,9 +193,7 @@ class SQLiteKGStore:
     def triplets_for_entities(
         self, names: Iterable[str], direction: Direction = "out"
     ) -> list[Triplet]:
-        if direction not in ("out", "both"):
-            raise ValueError(f"direction must be 'out' or 'both', not {direction!r}")
-        keys = unique_keys(names)
+        keys = lookup_keys(names, direction)
         found: dict[int, Triplet] = {}
         with self._lock:
             ids = self._ids_of(keys)

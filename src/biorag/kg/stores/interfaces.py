@@ -21,9 +21,10 @@ The backends (:mod:`biorag.kg.stores.flat_sqlite`, :mod:`~biorag.kg.stores.flat_
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, Self, TypeAlias, runtime_checkable
 
 from biorag.errors import BioragError
 from biorag.kg.models import AddReport, Triplet, normalize_key
@@ -113,6 +114,14 @@ def unique_keys(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k))
 
 
+def lookup_keys(names: Iterable[str], direction: str) -> list[str]:
+    """The keys :meth:`KGStore.triplets_for_entities` looks up: :func:`unique_keys` of
+    ``names``, once ``direction`` is checked (a ValueError unless ``"out"`` or ``"both"``)."""
+    if direction not in ("out", "both"):
+        raise ValueError(f"direction must be 'out' or 'both', not {direction!r}")
+    return unique_keys(names)
+
+
 # -- typed graph ---------------------------------------------------------------------------
 def node_key(name: str) -> str:
     """The merge key of an unnormalized name: lower-cased, whitespace collapsed."""
@@ -135,12 +144,22 @@ def unique_aliases(aliases: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k))
 
 
+class StoredNode(NamedTuple):
+    """What :meth:`TypedGraphStore.upsert_node` needs of a node that was already there."""
+
+    attrs: str | None  # the attributes as stored: a JSON object
+    vocab_id: str | None
+
+
 @runtime_checkable
 class TypedGraphStore(Protocol):
     """Typed nodes and typed directed multi-edges with provenance and aliases.
 
     A node is returned as ``{"id", "type", "name", "key", "vocab_id", "attrs"}`` (``attrs`` a
     dict), an edge as ``{"src", "dst", "type", "source_pid"}``; listings are in insertion order.
+
+    The backends subclass this protocol and inherit :meth:`upsert_node` (the merge rule), which
+    writes through their :meth:`_merge_node` and :meth:`_update_node`.
     """
 
     def upsert_node(
@@ -156,6 +175,23 @@ class TypedGraphStore(Protocol):
         On an existing node the first name is kept, ``attrs`` are merged into its attributes
         (new values win) and ``vocab_id`` is set only when it had none.
         """
+        node_id, old = self._merge_node(
+            check_type(type_), key, name, vocab_id, json.dumps(attrs or {})
+        )
+        if old is not None and (attrs or (vocab_id and not old.vocab_id)):
+            merged = {**json.loads(old.attrs or "{}"), **(attrs or {})}
+            self._update_node(node_id, json.dumps(merged), vocab_id)
+        return node_id
+
+    def _merge_node(
+        self, type_: str, key: str, name: str, vocab_id: str | None, attrs: str
+    ) -> tuple[NodeId, StoredNode | None]:
+        """Create node ``(type_, key)`` (``type_`` checked, ``attrs`` a JSON object) unless it
+        exists; its id and, for one that existed, what it holds (None when created)."""
+        ...
+
+    def _update_node(self, node_id: NodeId, attrs: str, vocab_id: str | None) -> None:
+        """Replace the node's attributes by ``attrs`` (JSON); set ``vocab_id`` where it has none."""
         ...
 
     def add_aliases(self, node_id: NodeId, aliases: Iterable[str]) -> None:
@@ -199,6 +235,8 @@ class TypedGraphStore(Protocol):
         """Commit and close."""
         ...
 
-    def __enter__(self) -> TypedGraphStore: ...
+    def __enter__(self) -> Self:
+        return self
 
-    def __exit__(self, *exc: object) -> None: ...
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -10,7 +10,7 @@ authentication). The password is never logged nor put in an error message.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypedDict
 
 from biorag.errors import BioragError
 
@@ -44,11 +44,22 @@ def connect(neo4j: Any, uri: str, user: str, password_env: str = PASSWORD_ENV) -
     return driver
 
 
+class Neo4jConnection(TypedDict, total=False):
+    """The connection keywords of a Neo4j store, passed on to :class:`Neo4jClient`."""
+
+    user: str
+    password_env: str
+    database: str | None
+
+
 class Neo4jClient:
     """The connection half of a Neo4j store: connect, create the schema, run queries, close.
 
-    ``schema`` statements run once on connection (``IF NOT EXISTS``, so re-running is safe).
+    The statements of the class's ``schema`` run once on connection (``IF NOT EXISTS``, so
+    re-running is safe).
     """
+
+    schema: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -57,13 +68,12 @@ class Neo4jClient:
         user: str = "neo4j",
         password_env: str = PASSWORD_ENV,
         database: str | None = None,
-        schema: tuple[str, ...] = (),
     ) -> None:
         neo4j = import_neo4j()
         self.uri, self.database = uri, database
         self._read = neo4j.RoutingControl.READ
         self.driver = connect(neo4j, uri, user, password_env)
-        for statement in schema:
+        for statement in self.schema:
             self._run(statement)
 
     def __repr__(self) -> str:
