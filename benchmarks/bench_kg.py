@@ -5,8 +5,8 @@
     one name per 5 triplets, nested across scales (the 10k graph's names are the first of the
     100k graph's), so entities repeat (about 10 triplet ends each); subject, predicate (50
     phrases) and object are drawn uniformly. Two stores side by side: the embedded SQLite store
-    (:class:`~biorag.kg.sqlite_store.SQLiteKGStore`) and an in-memory baseline (dicts and lists
-    with the same lookups and the same results, :class:`MemoryKGStore`). Each (scale, store)
+    (:class:`~biorag.kg.stores.flat_sqlite.SQLiteKGStore`) and an in-memory baseline (dicts and
+    lists with the same lookups and the same results, :class:`MemoryKGStore`). Each (scale, store)
     runs in its own process.
     * build: triplets per second into the store (constructing the ``Triplet`` objects
       included), the process's peak RSS during the build (before the model is loaded) and the
@@ -57,7 +57,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from biorag.kg.models import AddReport, Triplet  # noqa: E402
-from biorag.kg.store import Direction, prepare_triplets, unique_keys  # noqa: E402
+from biorag.kg.stores.interfaces import Direction, prepare_triplets, unique_keys  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
@@ -269,7 +269,7 @@ def worker(args: argparse.Namespace) -> None:
     from biorag.corpus.datasets import load_dataset
     from biorag.kg.entity_index import EntityIndex
     from biorag.kg.retrieval import KGRetriever, search_terms
-    from biorag.kg.store import open_store
+    from biorag.kg.stores.factory import open_store
 
     n, kind = args.scale, args.store
     names, _ = all_names(args)

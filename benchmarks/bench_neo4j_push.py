@@ -92,7 +92,7 @@ def compare_merge(kg: Path, n: int, uri: str, kw: dict, batch_size: int) -> dict
     from itertools import islice
 
     from biorag.kg.models import normalize_key
-    from biorag.kg.neo4j_store import MERGE_ENTITIES, Neo4jKGStore
+    from biorag.kg.stores.flat_neo4j import MERGE_ENTITIES, Neo4jKGStore
 
     with open_store(kg) as local:
         triplets = list(islice(local.iter_triplets(), n))
@@ -158,7 +158,7 @@ def main() -> None:
         rows = []
         compared = None
         try:
-            from biorag.kg.neo4j_store import Neo4jKGStore
+            from biorag.kg.stores.flat_neo4j import Neo4jKGStore
 
             if a.compare_merge:
                 creds = {"user": user, "password_env": pw_env}

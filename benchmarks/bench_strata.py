@@ -40,7 +40,7 @@ from typing import Any
 
 from biorag.cli.strata_cmd import load_papers
 from biorag.config import Settings
-from biorag.kg.typed_sqlite_store import SQLiteTypedStore
+from biorag.kg.stores.typed_sqlite import SQLiteTypedStore
 from biorag.runtime import Runtime
 from biorag.strata import build as sb
 from biorag.strata.doclevel import NameMatcher

@@ -10,7 +10,7 @@ import pytest
 
 from biorag.errors import BioragError
 from biorag.kg import Triplet, export_kg, normalize_key, open_store
-from biorag.kg.store import KGStore
+from biorag.kg.stores.interfaces import KGStore
 
 TRIPLETS = [
     Triplet(subject="Vitamin C", predicate="prevents", object="Scurvy", source_id="q1", model="m"),

@@ -13,7 +13,7 @@ from tests.conftest import HashEmbedder
 import biorag.kg.build as kg_build
 from biorag.kg.build import build_kg
 from biorag.kg.extract_units import CHECKPOINT, UNITS_PER_BATCH
-from biorag.kg.store import open_store
+from biorag.kg.stores.factory import open_store
 
 DRUGS = ["Chloroquine", "Insulin", "Isoniazid", "Metformin", "Aspirin", "Heparin", "Warfarin"]
 N = 2 * UNITS_PER_BATCH + 10  # three batches

@@ -13,8 +13,8 @@ from tests.kg.test_retrieval import OPTIONS, QUESTION, TABLE, TRIPLETS, DictEmbe
 from biorag.cli.kg_cmd import app as kg_app
 from biorag.errors import BioragError
 from biorag.kg import Triplet, open_store, open_typed_store
-from biorag.kg.neo4j_store import Neo4jKGStore
 from biorag.kg.push import CHECKPOINT, push_kg
+from biorag.kg.stores.flat_neo4j import Neo4jKGStore
 from biorag.methods.vectorgraphrag import VectorGraphRAG, _open_retriever
 
 

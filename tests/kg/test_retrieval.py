@@ -11,7 +11,7 @@ import pytest
 from biorag.kg.entity_index import EntityIndex
 from biorag.kg.models import Triplet
 from biorag.kg.retrieval import STOP_WORDS, KGRetriever, compat_order_key, search_terms
-from biorag.kg.store import open_store
+from biorag.kg.stores.factory import open_store
 
 DIM = 32
 

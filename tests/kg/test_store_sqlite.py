@@ -9,7 +9,7 @@ import pytest
 
 from biorag.errors import BioragError
 from biorag.kg import Triplet, open_store
-from biorag.kg.sqlite_store import SQLiteKGStore
+from biorag.kg.stores.flat_sqlite import SQLiteKGStore
 
 
 def T(s: str, p: str, o: str, src: str = "") -> Triplet:

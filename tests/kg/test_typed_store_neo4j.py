@@ -3,8 +3,8 @@
 :class:`FakeNeo4jServer` stands in for the ``neo4j`` module: it records every query with its
 parameters and answers the typed store's named queries (``// biorag:NAME``) from Python dicts,
 checking along the way that the query text carries the pieces the answer depends on (the type
-label, the filters). It also keeps what the flat store (:mod:`biorag.kg.neo4j_store`) MERGEs, so
-builds can run on it end to end. Real Cypher runs only in the live tests of
+label, the filters). It also keeps what the flat store (:mod:`biorag.kg.stores.flat_neo4j`)
+MERGEs, so builds can run on it end to end. Real Cypher runs only in the live tests of
 test_typed_store_contract.py (``BIORAG_NEO4J_URI``).
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from biorag.errors import BioragError
-from biorag.kg import neo4j_store
-from biorag.kg.typed_neo4j_store import SCHEMA, Neo4jTypedStore
-from biorag.kg.typed_store import open_typed_store
+from biorag.kg.stores import flat_neo4j
+from biorag.kg.stores.factory import open_typed_store
+from biorag.kg.stores.typed_neo4j import SCHEMA, Neo4jTypedStore
 
 TAG = re.compile(r"// biorag:(\w+)\n")
 
@@ -163,19 +163,19 @@ class FakeNeo4jServer:
 
     # -- the flat store's writes (enough for a build's projection) -------------------------
     def _flat(self, q: str, p: dict, c: Counter) -> list[dict]:
-        if q == neo4j_store.MERGE_ENTITIES:
+        if q == flat_neo4j.MERGE_ENTITIES:
             for row in p["rows"]:
                 self.flat_entities.setdefault(row["key"], row["name"])
-        elif q == neo4j_store.EXISTING_RELATIONS:
-            have = {neo4j_store.SEP.join(k) for k in self.flat_rels}
+        elif q == flat_neo4j.EXISTING_RELATIONS:
+            have = {flat_neo4j.SEP.join(k) for k in self.flat_rels}
             return [{"key": k} for k in p["keys"] if k in have]
-        elif q == neo4j_store.CREATE_RELATIONS:
+        elif q == flat_neo4j.CREATE_RELATIONS:
             for row in p["rows"]:
                 k = (row["s"], row["pk"], row["o"])
                 assert k not in self.flat_rels, f"a relation created twice: {k}"
                 self.flat_rels[k] = row
                 c["relationships_created"] += 1
-        elif q == neo4j_store.KEY_OLD_RELATIONS:
+        elif q == flat_neo4j.KEY_OLD_RELATIONS:
             return [{"n": 0}]
         elif "max(" in q:
             return [{"m": None}]

@@ -9,7 +9,7 @@ from biorag.answer.regex_extract import extract_letter_regex
 from biorag.config import Settings
 from biorag.errors import BioragError
 from biorag.kg.models import Triplet
-from biorag.kg.store import open_store
+from biorag.kg.stores.factory import open_store
 from biorag.llm import LLM, MockBackend
 from biorag.llm.evidence import numbered_passages, parse_passages
 from biorag.methods.base import Question

@@ -11,7 +11,7 @@ from tests.kg.test_typed_store_neo4j import FakeNeo4jServer
 from biorag.errors import BioragError
 from biorag.kg import Triplet, open_store, open_typed_store
 from biorag.kg.directory import kg_stats
-from biorag.kg.typed_store import TypedGraphStore
+from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.strata import build_strata
 from biorag.strata.build import entity_triplets
 from biorag.strata.queries import (

@@ -22,6 +22,7 @@ from biorag.cli.common import (
 from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError
 from biorag.executor.base import settings_for_workers
+from biorag.kg.stores.factory import open_store
 
 if TYPE_CHECKING:
     from biorag.kg.retrieval import KGResult
@@ -228,7 +229,6 @@ def _run_query(
     """Sync the entity index, then retrieve ``question``'s triplets: (result, seconds)."""
     from biorag.kg.entity_index import EntityIndex
     from biorag.kg.retrieval import KGRetriever
-    from biorag.kg.store import open_store
 
     store = open_store(d)
     try:
@@ -343,7 +343,6 @@ def export(
     """Write the graph as Neo4j bulk-import CSV, GraphML or JSON lines."""
     from biorag.kg.build import require_kg
     from biorag.kg.export import FORMATS, export_kg
-    from biorag.kg.store import open_store
 
     d = require_kg(kg)
     fmt = _choice(fmt, FORMATS, "--format")

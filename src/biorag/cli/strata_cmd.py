@@ -28,6 +28,7 @@ from biorag.cli.common import (
 from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError, InputFormatError
 from biorag.executor.base import settings_for_workers
+from biorag.kg.stores.factory import open_typed_store
 
 app = typer.Typer(
     help="Build, inspect and query a BioStrataKG (typed entities, papers, methods, domains).",
@@ -125,7 +126,6 @@ def _backend(
 
 def _open_strata(strata: Path | None, backend: str, uri: str | None, kw: dict[str, Any]) -> Any:
     """The BioStrataKG store to read: DIR/kg.sqlite (which must hold one) or the Neo4j server."""
-    from biorag.kg.typed_store import open_typed_store
     from biorag.strata.build import DB_NAME
 
     if backend == "neo4j":

@@ -64,8 +64,8 @@ from biorag.kg.sources import (
     read_sources,
     take_half,
 )
-from biorag.kg.sqlite_store import FILENAME
-from biorag.kg.store import open_store
+from biorag.kg.stores.factory import open_store
+from biorag.kg.stores.sqlite_common import FILENAME
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.util.files import write_json_atomic
 

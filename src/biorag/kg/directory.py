@@ -2,7 +2,7 @@
 
 A KG directory (``biorag kg build --out DIR``)::
 
-    DIR/kg.sqlite        the triplet store (:class:`~biorag.kg.sqlite_store.SQLiteKGStore`)
+    DIR/kg.sqlite        the triplet store (:class:`~biorag.kg.stores.flat_sqlite.SQLiteKGStore`)
     DIR/entities.*       the entity vector index (:class:`~biorag.kg.entity_index.EntityIndex`)
     DIR/triplets.csv     every triplet, for expert review (:mod:`biorag.kg.review`)
     DIR/build.json       what the last build read, extracted, dropped and stored
@@ -23,7 +23,8 @@ import numpy as np
 from biorag.errors import BioragError
 from biorag.kg.entity_index import FAISS, FORMAT, META, VECTORS, EntityIndex
 from biorag.kg.models import normalize_key
-from biorag.kg.sqlite_store import FILENAME, SQLiteKGStore
+from biorag.kg.stores.flat_sqlite import SQLiteKGStore
+from biorag.kg.stores.sqlite_common import FILENAME
 from biorag.util.files import write_json_atomic
 
 __all__ = ["BUILD_FILE", "REVIEW_FILE", "kg_stats", "require_kg", "sync_entity_index"]

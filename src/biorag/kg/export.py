@@ -13,7 +13,7 @@
   (i.e. ``neo4j-admin database import full neo4j --nodes=Entity=entities.csv
   --relationships=relations.csv``; add ``--multiline-fields=true`` if a name holds a line
   break). Empty ``source_id``/``model`` fields become absent properties. The resulting graph has
-  the schema of :class:`~biorag.kg.neo4j_store.Neo4jKGStore` less ``seq`` and
+  the schema of :class:`~biorag.kg.stores.flat_neo4j.Neo4jKGStore` less ``seq`` and
   ``predicate_key`` (for browsing and Cypher; to keep adding through biorag, load it with
   ``open_store(uri, "neo4j").add_triplets(...)`` instead).
 * ``"graphml"``: a ``networkx.MultiDiGraph`` (nodes: normalized key, attribute ``name``; edges:

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import BioragError
+from biorag.kg.directory import require_kg
+from biorag.kg.stores.flat_sqlite import SQLiteKGStore
 from biorag.util.files import write_json_atomic
 
 __all__ = ["PROVENANCE_FILE", "Provenance", "load_provenance", "record_provenance", "text_hash"]
@@ -109,9 +111,6 @@ def load_provenance(directory: str | Path) -> Provenance:
     d = Path(directory)
     if (d / PROVENANCE_FILE).is_file():
         return _read(d / PROVENANCE_FILE)
-    from biorag.kg.directory import require_kg
-    from biorag.kg.sqlite_store import SQLiteKGStore
-
     store = SQLiteKGStore(require_kg(d))  # open_store's sqlite backend, with its .db
     try:
         ids = {str(r[0]) for r in store.db.execute("SELECT DISTINCT source_id FROM triplets")}

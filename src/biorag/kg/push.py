@@ -2,7 +2,7 @@
 
 :func:`push_kg` reads the triplets of ``DIR/kg.sqlite`` in insertion order and MERGEs them into
 the server in batches of ``batch_size`` (one ``UNWIND`` query for the entities, one for the
-relations, as :class:`~biorag.kg.neo4j_store.Neo4jKGStore` writes them), with a progress bar.
+relations, as :class:`~biorag.kg.stores.flat_neo4j.Neo4jKGStore` writes them), with a progress bar.
 
 Resuming: after each batch ``DIR/neo4j_push.json`` records the server (URI and database, never a
 password), how many triplets have been pushed and the key of the last one. A second run to the
@@ -24,7 +24,9 @@ from typing import Any
 
 from biorag.errors import BioragError
 from biorag.kg.models import Triplet, normalize_key
-from biorag.kg.neo4j_common import PASSWORD_ENV
+from biorag.kg.stores.flat_neo4j import Neo4jKGStore
+from biorag.kg.stores.flat_sqlite import SQLiteKGStore
+from biorag.kg.stores.neo4j_common import PASSWORD_ENV
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress_bar
 
@@ -90,9 +92,6 @@ def push_kg(
     restart: bool = False,
 ) -> PushReport:
     """Push ``kg``'s triplets into the server at ``uri`` (see the module docstring)."""
-    from biorag.kg.neo4j_store import Neo4jKGStore
-    from biorag.kg.sqlite_store import SQLiteKGStore
-
     kg = Path(kg)
     if not (kg / "kg.sqlite").is_file():
         raise BioragError(f"{kg}: no knowledge graph here (no kg.sqlite): build one with kg build")

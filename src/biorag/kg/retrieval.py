@@ -96,7 +96,7 @@ class KGResult:
 class KGRetriever:
     """Search terms -> similar entities -> their triplets -> ranked by similarity to the question.
 
-    ``store``: a :class:`~biorag.kg.store.KGStore`; ``entity_index``: an
+    ``store``: a :class:`~biorag.kg.stores.interfaces.KGStore`; ``entity_index``: an
     :class:`~biorag.kg.entity_index.EntityIndex` over the store's entities (synced by the
     caller); ``embedder``: the same model as the index (it embeds triplets and the question).
     """

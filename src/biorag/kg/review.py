@@ -24,7 +24,7 @@ from typing import Any
 from biorag.errors import InputFormatError
 from biorag.kg.export import iter_source
 from biorag.kg.models import Triplet
-from biorag.kg.store import KGStore
+from biorag.kg.stores.interfaces import KGStore
 from biorag.util.files import atomic_writer
 
 HEADER: tuple[str, ...] = ("subject", "predicate", "object", "source_id", "model")

@@ -17,8 +17,8 @@ from typing import Any
 from biorag.errors import BioragError
 from biorag.kg.directory import REVIEW_FILE, require_kg, sync_entity_index
 from biorag.kg.review import ImportReport, import_review_csv, write_review_csv
-from biorag.kg.sqlite_store import FILENAME
-from biorag.kg.store import open_store
+from biorag.kg.stores.factory import open_store
+from biorag.kg.stores.sqlite_common import FILENAME
 
 __all__ = ["ImportResult", "import_csv"]
 

@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 from biorag.answer.floor import answer_without_llm
 from biorag.answer.regex_extract import extract_letter_regex
 from biorag.errors import BioragError
+from biorag.kg.stores.factory import open_store
 from biorag.llm import budget
 from biorag.llm.evidence import numbered_passages
 from biorag.llm.prompts import PromptTemplate
@@ -110,7 +111,6 @@ def _open_retriever(
     def open_() -> Any:
         from biorag.kg.entity_index import EntityIndex
         from biorag.kg.retrieval import KGRetriever
-        from biorag.kg.store import open_store
 
         if backend == "neo4j":
             kw = {k: v for k, v in server.items() if k != "uri" and v}

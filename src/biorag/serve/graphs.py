@@ -29,6 +29,8 @@ from fastapi.params import Depends
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
+from biorag.kg.stores.factory import open_store, open_typed_store
+
 STRATA_QUERIES = ("drugs-for", "gene-disease", "drug-drug", "papers-in", "methods-of")
 GraphName = Literal["kg", "strata"]
 
@@ -78,9 +80,6 @@ def add_graph_routes(app: FastAPI, kg: Path | None, strata: Path | None, key: De
 
 
 def _stats(graphs: dict[str, Path | None]) -> dict[str, Any]:
-    from biorag.kg.store import open_store
-    from biorag.kg.typed_store import open_typed_store
-
     out: dict[str, Any] = {}
     for name, path in graphs.items():
         if path is None:
@@ -101,7 +100,6 @@ def _stats(graphs: dict[str, Path | None]) -> dict[str, Any]:
 
 
 def _neighbourhood(path: Path, entity: str, direction: str, limit: int) -> dict[str, Any]:
-    from biorag.kg.store import open_store
 
     store = open_store(path)
     try:
@@ -137,7 +135,6 @@ def _export(path: Path, fmt: str) -> tuple[Path, tempfile.TemporaryDirectory[str
     """The export file (neo4j-csv: a zip) in a temporary directory, and that directory (removed
     once the response is sent)."""
     from biorag.kg.export import export_kg
-    from biorag.kg.store import open_store
 
     tmp = tempfile.TemporaryDirectory(prefix="biorag-export-")
     out = Path(tmp.name) / "out"
@@ -157,7 +154,6 @@ def _export(path: Path, fmt: str) -> tuple[Path, tempfile.TemporaryDirectory[str
 
 
 def _strata_query(path: Path, query: str, name: str) -> Any:
-    from biorag.kg.typed_store import open_typed_store
     from biorag.strata import queries as q
 
     run: Any = {

@@ -14,7 +14,8 @@
 
 from __future__ import annotations
 
-from biorag.kg.typed_store import TypedGraphStore, open_typed_store
+from biorag.kg.stores.factory import open_typed_store
+from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.strata.build import BuildReport, build_strata
 from biorag.strata.vocab import VocabEntry, Vocabulary, load_vocabulary
 

@@ -40,15 +40,9 @@ from biorag.executor.checkpoint import run_checkpointed, stats_since
 from biorag.kg.directory import sync_entity_index
 from biorag.kg.entity_index import META, EntityIndex
 from biorag.kg.models import AddReport, Triplet
-from biorag.kg.sqlite_store import FILENAME
-from biorag.kg.store import KGStore, open_store
-from biorag.kg.typed_store import (
-    Backend,
-    NodeId,
-    TypedGraphStore,
-    node_key,
-    open_typed_store,
-)
+from biorag.kg.stores.factory import open_store, open_typed_store
+from biorag.kg.stores.interfaces import Backend, KGStore, NodeId, TypedGraphStore, node_key
+from biorag.kg.stores.sqlite_common import FILENAME
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import DocInfo, EntityTriplet

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import BioragError, LLMError, LLMUnavailableError
-from biorag.kg.typed_store import TypedGraphStore, open_typed_store
+from biorag.kg.stores.factory import open_typed_store
+from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.llm import ChatRequest, PromptTemplate, budget
 from biorag.llm.evidence import numbered_passages
 from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
@@ -295,7 +296,7 @@ async def generate_biocdqa(
 ) -> GenerationReport:
     """Generate, ground-check and write BioCDQA-style pairs; see the module docstring.
 
-    ``strata`` is an open :class:`~biorag.kg.typed_store.TypedGraphStore` (any backend), a
+    ``strata`` is an open :class:`~biorag.kg.stores.interfaces.TypedGraphStore` (any backend), a
     BioStrataKG directory or its ``kg.sqlite``. ``papers`` maps pid -> ``{title, abstract,
     full_text}`` (``full_text`` optional). ``text_tokens`` bounds the papers' text per call.
     ``out_path`` defaults to ``biocdqa.jsonl`` beside the SQLite file (a Neo4j store needs it).

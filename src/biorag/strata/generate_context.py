@@ -36,7 +36,7 @@ from typing import Any
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import LLMError, LLMUnavailableError
-from biorag.kg.typed_store import TypedGraphStore
+from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.llm import PromptTemplate
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import format_passage

@@ -22,7 +22,7 @@ import numpy as np
 
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError, LLMUnavailableError
-from biorag.kg.typed_store import node_key
+from biorag.kg.stores.interfaces import node_key
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize

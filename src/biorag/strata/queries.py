@@ -1,6 +1,6 @@
 """Query helpers for the paper's question families over a built BioStrataKG.
 
-They take any :class:`~biorag.kg.typed_store.TypedGraphStore` (SQLite or Neo4j) and treat node
+They take any :class:`~biorag.kg.stores.interfaces.TypedGraphStore` (SQLite or Neo4j) and treat node
 ids as opaque (compared and hashed only). Every answer carries its provenance (the ids of the
 papers that state each edge).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from biorag.kg.typed_store import NodeId, TypedGraphStore
+from biorag.kg.stores.interfaces import NodeId, TypedGraphStore
 from biorag.strata.build import DOC_EDGE_TYPES
 
 DRUG_RELATIONS = ("TREATS", "PREVENTS")

@@ -22,10 +22,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from biorag.kg.sqlite_store import FILENAME, connect_kg_db, kg_db_path
-from biorag.kg.typed_store import check_type, node_key, unique_aliases
-
-__all__ = ["FILENAME", "SQLiteTypedStore"]
+from biorag.kg.stores.interfaces import (
+    NodeId,
+    StoredNode,
+    TypedGraphStore,
+    check_type,
+    node_key,
+    unique_aliases,
+)
+from biorag.kg.stores.sqlite_common import connect_kg_db, kg_db_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS typed_nodes (
@@ -64,8 +69,9 @@ def _node(row: sqlite3.Row) -> dict[str, Any]:
     return d
 
 
-class SQLiteTypedStore:
-    """A :class:`~biorag.kg.typed_store.TypedGraphStore` in the knowledge graph's SQLite file."""
+class SQLiteTypedStore(TypedGraphStore):
+    """A :class:`~biorag.kg.stores.interfaces.TypedGraphStore` in the knowledge graph's SQLite
+    file."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = kg_db_path(path)
@@ -74,12 +80,6 @@ class SQLiteTypedStore:
 
     def __repr__(self) -> str:
         return f"SQLiteTypedStore({str(self.path)!r})"
-
-    def __enter__(self) -> SQLiteTypedStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def commit(self) -> None:
         self.conn.commit()
@@ -95,33 +95,26 @@ class SQLiteTypedStore:
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.commit()
 
-    # -- writes ----------------------------------------------------------------------------
-    def upsert_node(
-        self,
-        type_: str,
-        key: str,
-        name: str,
-        vocab_id: str | None = None,
-        attrs: dict[str, Any] | None = None,
-    ) -> int:
-        """The id of node (type, key), created when new; attrs are merged into existing ones."""
-        check_type(type_)
+    # -- writes (upsert_node: TypedGraphStore's, through these two) ------------------------
+    def _merge_node(
+        self, type_: str, key: str, name: str, vocab_id: str | None, attrs: str
+    ) -> tuple[NodeId, StoredNode | None]:
         row = self.conn.execute(
             "SELECT id, attrs, vocab_id FROM typed_nodes WHERE type=? AND key=?", (type_, key)
         ).fetchone()
-        if row is None:
-            cur = self.conn.execute(
-                "INSERT INTO typed_nodes(type, name, key, vocab_id, attrs) VALUES (?,?,?,?,?)",
-                (type_, name, key, vocab_id, json.dumps(attrs or {})),
-            )
-            return int(cur.lastrowid or 0)
-        if attrs or (vocab_id and not row["vocab_id"]):
-            merged = {**json.loads(row["attrs"]), **(attrs or {})}
-            self.conn.execute(
-                "UPDATE typed_nodes SET attrs=?, vocab_id=COALESCE(vocab_id, ?) WHERE id=?",
-                (json.dumps(merged), vocab_id, row["id"]),
-            )
-        return int(row["id"])
+        if row is not None:
+            return int(row["id"]), StoredNode(row["attrs"], row["vocab_id"])
+        cur = self.conn.execute(
+            "INSERT INTO typed_nodes(type, name, key, vocab_id, attrs) VALUES (?,?,?,?,?)",
+            (type_, name, key, vocab_id, attrs),
+        )
+        return int(cur.lastrowid or 0), None
+
+    def _update_node(self, node_id: NodeId, attrs: str, vocab_id: str | None) -> None:
+        self.conn.execute(
+            "UPDATE typed_nodes SET attrs=?, vocab_id=COALESCE(vocab_id, ?) WHERE id=?",
+            (attrs, vocab_id, node_id),
+        )
 
     def add_aliases(self, node_id: Any, aliases: Iterable[str]) -> None:
         rows = [(node_id, a) for a in unique_aliases(aliases)]

@@ -20,18 +20,16 @@ fills each table (``INSERT OR IGNORE`` on triplets counts the duplicates). Reade
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from biorag.errors import BioragError
 from biorag.kg.models import AddReport, Triplet, normalize_key
-from biorag.kg.store import Direction, PreparedTriplet, prepare_triplets, unique_keys
+from biorag.kg.stores.interfaces import Direction, PreparedTriplet, lookup_keys, prepare_triplets
+from biorag.kg.stores.sqlite_common import connect_kg_db, kg_db_path
 
-FILENAME = "kg.sqlite"
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's bound-parameter limit
 
 SCHEMA = """
@@ -71,38 +69,9 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[i : i + size]
 
 
-def kg_db_path(path: str | Path) -> Path:
-    """The SQLite file for ``path``: itself for ``*.sqlite``/``*.db``/an existing file or
-    ``:memory:``, else ``path/kg.sqlite``."""
-    p = Path(path)
-    if str(path) == ":memory:" or p.suffix in (".sqlite", ".db") or p.is_file():
-        return p
-    return p / FILENAME
-
-
-def connect_kg_db(
-    path: Path, schema: str, pragmas: tuple[str, ...] = (), **connect: Any
-) -> sqlite3.Connection:
-    """A connection to the knowledge-graph file ``path`` (WAL journal), ``schema`` created;
-    a one-line BioragError naming the path when it cannot be opened. Both layers of the shared
-    store (flat triplets, BioStrataKG's typed graph) open their file this way."""
-    try:
-        if str(path) != ":memory:":
-            path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, **connect)
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", *pragmas):
-            db.execute(f"PRAGMA {pragma}")
-        db.executescript(schema)
-    except (OSError, sqlite3.Error) as e:
-        raise BioragError(
-            f"cannot open the knowledge graph {path}: {e}; "
-            "pass a directory (the file is kg.sqlite) or an SQLite file it can write"
-        ) from e
-    return db
-
-
 class SQLiteKGStore:
-    """A :class:`~biorag.kg.store.KGStore` in one SQLite file (safe to share across threads)."""
+    """A :class:`~biorag.kg.stores.interfaces.KGStore` in one SQLite file (safe to share across
+    threads)."""
 
     def __init__(self, path: str | Path, *, batch_size: int = 20_000):
         self.path = kg_db_path(path)
@@ -224,9 +193,7 @@ class SQLiteKGStore:
     def triplets_for_entities(
         self, names: Iterable[str], direction: Direction = "out"
     ) -> list[Triplet]:
-        if direction not in ("out", "both"):
-            raise ValueError(f"direction must be 'out' or 'both', not {direction!r}")
-        keys = unique_keys(names)
+        keys = lookup_keys(names, direction)
         found: dict[int, Triplet] = {}
         with self._lock:
             ids = self._ids_of(keys)

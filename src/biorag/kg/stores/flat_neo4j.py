@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any
+from typing import Any, Unpack
 
 from biorag.kg.models import AddReport, Triplet, normalize_key
-from biorag.kg.neo4j_common import PASSWORD_ENV, Neo4jClient
-from biorag.kg.store import Direction, prepare_triplets, unique_keys
+from biorag.kg.stores.interfaces import Direction, lookup_keys, prepare_triplets
+from biorag.kg.stores.neo4j_common import Neo4jClient, Neo4jConnection
 
 LABEL, REL_TYPE = "Entity", "RELATION"
 
@@ -72,20 +72,14 @@ def _record_triplet(rec: Any) -> Triplet:
 
 
 class Neo4jKGStore(Neo4jClient):
-    """A :class:`~biorag.kg.store.KGStore` in a Neo4j database."""
+    """A :class:`~biorag.kg.stores.interfaces.KGStore` in a Neo4j database."""
+
+    schema = SCHEMA
 
     def __init__(
-        self,
-        uri: str,
-        *,
-        user: str = "neo4j",
-        password_env: str = PASSWORD_ENV,
-        database: str | None = None,
-        batch_size: int = 1000,
-    ):
-        super().__init__(
-            uri, user=user, password_env=password_env, database=database, schema=SCHEMA
-        )
+        self, uri: str, *, batch_size: int = 1000, **connection: Unpack[Neo4jConnection]
+    ) -> None:
+        super().__init__(uri, **connection)
         self.batch_size = max(1, int(batch_size))
         self._next_entity = self._max_seq(f"MATCH (e:{LABEL}) RETURN max(e.seq) AS m") + 1
         self._next_rel = self._max_seq(f"MATCH ()-[r:{REL_TYPE}]->() RETURN max(r.seq) AS m") + 1
@@ -151,9 +145,7 @@ class Neo4jKGStore(Neo4jClient):
     def triplets_for_entities(
         self, names: Iterable[str], direction: Direction = "out"
     ) -> list[Triplet]:
-        if direction not in ("out", "both"):
-            raise ValueError(f"direction must be 'out' or 'both', not {direction!r}")
-        keys = unique_keys(names)
+        keys = lookup_keys(names, direction)
         if not keys:
             return []
         arrow = "->" if direction == "out" else "-"

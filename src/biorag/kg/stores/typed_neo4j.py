@@ -16,22 +16,29 @@ Why ``uid`` strings rather than client-counted integers: the id follows from ``(
 so every client and every rerun agrees on it without reading it back, and the constraint that
 makes nodes unique is the same index that looks ids up. The type never contains ``:``, so
 ``uid`` splits unambiguously. ``seq`` counters are kept by this client (they only order
-listings), so one writer at a time is assumed, as in :mod:`biorag.kg.neo4j_store`.
+listings), so one writer at a time is assumed, as in :mod:`biorag.kg.stores.flat_neo4j`.
 
 Every write is one auto-committed query (:meth:`Neo4jTypedStore.commit` has nothing to do).
 Alias and name lookups (:meth:`~Neo4jTypedStore.find_nodes`) scan the nodes of the asked type.
 Each query starts with a ``// biorag:NAME`` comment naming it (for query logs and tests).
-Connection conventions: :mod:`biorag.kg.neo4j_common`. Needs ``pip install 'biorag[neo4j]'``.
+Connection conventions: :mod:`biorag.kg.stores.neo4j_common`. Needs ``pip install 'biorag[neo4j]'``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Unpack
 
-from biorag.kg.neo4j_common import PASSWORD_ENV, Neo4jClient
-from biorag.kg.typed_store import check_type, node_key, unique_aliases
+from biorag.kg.stores.interfaces import (
+    NodeId,
+    StoredNode,
+    TypedGraphStore,
+    check_type,
+    node_key,
+    unique_aliases,
+)
+from biorag.kg.stores.neo4j_common import Neo4jClient, Neo4jConnection
 
 LABEL, REL_TYPE = "StrataNode", "STRATA_EDGE"
 
@@ -125,20 +132,13 @@ def _node(props: Any) -> dict[str, Any]:
     }
 
 
-class Neo4jTypedStore(Neo4jClient):
-    """A :class:`~biorag.kg.typed_store.TypedGraphStore` in a Neo4j database."""
+class Neo4jTypedStore(Neo4jClient, TypedGraphStore):
+    """A :class:`~biorag.kg.stores.interfaces.TypedGraphStore` in a Neo4j database."""
 
-    def __init__(
-        self,
-        uri: str,
-        *,
-        user: str = "neo4j",
-        password_env: str = PASSWORD_ENV,
-        database: str | None = None,
-    ) -> None:
-        super().__init__(
-            uri, user=user, password_env=password_env, database=database, schema=SCHEMA
-        )
+    schema = SCHEMA
+
+    def __init__(self, uri: str, **connection: Unpack[Neo4jConnection]) -> None:
+        super().__init__(uri, **connection)
         self._next_node = self._max_seq(MAX_NODE_SEQ) + 1
         self._next_edge = self._max_seq(MAX_EDGE_SEQ) + 1
 
@@ -150,16 +150,10 @@ class Neo4jTypedStore(Neo4jClient):
         self._run(CLEAR)
         self._next_node = self._next_edge = 0
 
-    # -- writes ----------------------------------------------------------------------------
-    def upsert_node(
-        self,
-        type_: str,
-        key: str,
-        name: str,
-        vocab_id: str | None = None,
-        attrs: dict[str, Any] | None = None,
-    ) -> str:
-        """MERGE node ``(type_, key)``; on an existing one merge ``attrs`` and fill ``vocab_id``."""
+    # -- writes (upsert_node: TypedGraphStore's, through these two) ------------------------
+    def _merge_node(
+        self, type_: str, key: str, name: str, vocab_id: str | None, attrs: str
+    ) -> tuple[NodeId, StoredNode | None]:
         uid = node_uid(type_, key)
         records, summary = self._run(
             upsert_query(type_),
@@ -168,17 +162,17 @@ class Neo4jTypedStore(Neo4jClient):
             key=key,
             name=name,
             vocab_id=vocab_id,
-            attrs=json.dumps(attrs or {}),
+            attrs=attrs,
             seq=self._next_node,
         )
         if int(summary.counters.nodes_created):
             self._next_node += 1
-            return uid
+            return uid, None
         old = records[0] if records else {"attrs": None, "vocab_id": None}
-        if attrs or (vocab_id and not old["vocab_id"]):
-            merged = {**json.loads(old["attrs"] or "{}"), **(attrs or {})}
-            self._run(UPDATE_NODE, uid=uid, attrs=json.dumps(merged), vocab_id=vocab_id)
-        return uid
+        return uid, StoredNode(old["attrs"], old["vocab_id"])
+
+    def _update_node(self, node_id: NodeId, attrs: str, vocab_id: str | None) -> None:
+        self._run(UPDATE_NODE, uid=node_id, attrs=attrs, vocab_id=vocab_id)
 
     def add_aliases(self, node_id: Any, aliases: Iterable[str]) -> None:
         keys = unique_aliases(aliases)

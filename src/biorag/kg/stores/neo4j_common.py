@@ -1,6 +1,7 @@
 """What the Neo4j stores share: importing the official driver and connecting.
 
-Connection conventions (both :mod:`biorag.kg.neo4j_store` and :mod:`biorag.kg.typed_neo4j_store`):
+Connection conventions (both :mod:`biorag.kg.stores.flat_neo4j` and
+:mod:`biorag.kg.stores.typed_neo4j`):
 ``uri`` (``bolt://host:7687`` / ``neo4j://...``), ``user`` and the NAME of the environment
 variable holding the password (``BIORAG_NEO4J_PASSWORD`` by default; unset means no
 authentication). The password is never logged nor put in an error message.
@@ -9,7 +10,7 @@ authentication). The password is never logged nor put in an error message.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypedDict
 
 from biorag.errors import BioragError
 
@@ -43,11 +44,22 @@ def connect(neo4j: Any, uri: str, user: str, password_env: str = PASSWORD_ENV) -
     return driver
 
 
+class Neo4jConnection(TypedDict, total=False):
+    """The connection keywords of a Neo4j store, passed on to :class:`Neo4jClient`."""
+
+    user: str
+    password_env: str
+    database: str | None
+
+
 class Neo4jClient:
     """The connection half of a Neo4j store: connect, create the schema, run queries, close.
 
-    ``schema`` statements run once on connection (``IF NOT EXISTS``, so re-running is safe).
+    The statements of the class's ``schema`` run once on connection (``IF NOT EXISTS``, so
+    re-running is safe).
     """
+
+    schema: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -56,13 +68,12 @@ class Neo4jClient:
         user: str = "neo4j",
         password_env: str = PASSWORD_ENV,
         database: str | None = None,
-        schema: tuple[str, ...] = (),
     ) -> None:
         neo4j = import_neo4j()
         self.uri, self.database = uri, database
         self._read = neo4j.RoutingControl.READ
         self.driver = connect(neo4j, uri, user, password_env)
-        for statement in schema:
+        for statement in self.schema:
             self._run(statement)
 
     def __repr__(self) -> str:
