@@ -22,8 +22,8 @@ demo: $(STAMP)
 	$(VENV)/bin/biorag demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks devkit
+	$(VENV)/bin/ruff format --check src tests benchmarks devkit
 	$(VENV)/bin/mypy src
 
 # llama.cpp's llama-server for the real-model tests, built once per machine into a cache outside
@@ -51,7 +51,7 @@ graph-server: $(STAMP)
 	@$(PY) -m pip install --quiet arcadedb-embedded || echo "arcadedb-embedded could not be installed: the live Neo4j tests will skip" >&2
 
 # milvus-lite (PyPI) in its own environment in a cache outside the clone, the Milvus server of the
-# index.backend = "milvus" tests, started by them in server mode on loopback (tests/milvus_server.py).
+# index.backend = "milvus" tests, started by them in server mode on loopback (devkit/milvus.py).
 milvus-server:
 	@PYTHON=$(PYTHON) bash scripts/install-milvus-lite.sh >/dev/null || echo "milvus-lite could not be installed: the Milvus tests will skip" >&2
 

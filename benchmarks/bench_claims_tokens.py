@@ -27,7 +27,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.real_llm.servers import LlamaServer, llama_server_binary  # noqa: E402
+from devkit.servers import LlamaServer, llama_server_binary  # noqa: E402
 
 DEMO = REPO / "src" / "biorag" / "demo" / "data"
 OPTIONS = {"A": "yes", "B": "no", "C": "maybe"}
@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--before", default="502eed5", help="the commit to compare with")
     ap.add_argument("--modes", default="batched,faithful")
     args = ap.parse_args()
-    from biorag.llm.smollm2 import smollm2_gguf_path
+    from devkit.smollm2 import smollm2_gguf_path
 
     binary, why = llama_server_binary()
     gguf = smollm2_gguf_path()

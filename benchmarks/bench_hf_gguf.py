@@ -21,10 +21,14 @@ import asyncio  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # devkit
 
 PROMPT = [
     {"role": "user", "content": "Write a long paragraph about how metformin treats diabetes."}
@@ -49,9 +53,9 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+    from devkit.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
     from biorag.llm.hf_backend import HFBackend, file_sha256
-    from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
     from biorag.llm.types import ChatRequest
 
     torch.set_num_threads(int(args.threads))

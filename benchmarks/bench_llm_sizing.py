@@ -97,12 +97,12 @@ def _burst(root: str, body: dict[str, Any], slots: int, rounds: int) -> dict[str
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.real_llm.servers import LlamaServer, llama_server_binary
+    from devkit.servers import LlamaServer, llama_server_binary
 
     server = None
     root = args.url
     if root is None:
-        from biorag.llm.smollm2 import smollm2_gguf_path
+        from devkit.smollm2 import smollm2_gguf_path
 
         binary, why = llama_server_binary()
         gguf = smollm2_gguf_path()

@@ -203,7 +203,7 @@ def main() -> None:
     server = None
     uri, pid = args.uri, None
     if uri is None:
-        from tests.milvus_server import MilvusLite, milvus_lite_command
+        from devkit.milvus import MilvusLite, milvus_lite_command
 
         command, why = milvus_lite_command()
         if command is None:

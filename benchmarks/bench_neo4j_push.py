@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.real_llm.servers import free_port  # noqa: E402
+from devkit.servers import free_port  # noqa: E402
 
 from biorag.kg import Triplet, open_store  # noqa: E402
 from biorag.kg.push import push_kg  # noqa: E402

@@ -35,7 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.real_llm.servers import LlamaServer, llama_server_binary  # noqa: E402
+from devkit.servers import LlamaServer, llama_server_binary  # noqa: E402
 
 from biorag.util.files import write_json_atomic  # noqa: E402
 
@@ -244,7 +244,7 @@ def main() -> None:
     global DATASETS
     DATASETS = datasets(args.data_root)
     tag = f"_{args.tag}" if args.tag else ""
-    from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
+    from devkit.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
     binary, why = llama_server_binary()
     gguf = smollm2_gguf_path()

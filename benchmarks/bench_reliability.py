@@ -36,7 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.strata.conftest import MESH_XML, UNIPROT_TSV  # noqa: E402
+from devkit.strata_vocab import MESH_XML, UNIPROT_TSV  # noqa: E402
 
 DEMO = REPO / "src" / "biorag" / "demo" / "data"
 #: when a trial is killed, as fractions of the reference run's duration (--kill-window)

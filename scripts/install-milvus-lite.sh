@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs milvus-lite (PyPI; pure Python, FAISS inside) into its own virtual environment in a
 # cache outside the clone, once per machine, as the Milvus server of the Milvus tests: they start
-# `milvus-lite server --host 127.0.0.1` on a free port (tests/milvus_server.py). Prints the
-# server command's path on stdout; progress goes to stderr.
+# `milvus-lite server --host 127.0.0.1` on a free port (devkit/milvus.py; bench_milvus.py too).
+# Prints the server command's path on stdout; progress goes to stderr.
 #
 #   scripts/install-milvus-lite.sh            # install if missing, print the command
 #   scripts/install-milvus-lite.sh --check    # print the command if installed, else exit 5

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.real_llm.servers import free_port
+from devkit.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT = 180.0

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.real_llm.servers import die_with_parent
+from devkit.servers import die_with_parent
 
 START_TIMEOUT = 240.0  # a loaded 2-core machine: each `ray status` alone takes seconds
 STORE_BYTES = 200 * 1024 * 1024

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from devkit.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
 from biorag.config import LLMSettings, Settings
 from biorag.llm import build_llm
 from biorag.llm.hf_backend import HFBackend
-from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
 
 def smollm2_or_skip() -> Path:

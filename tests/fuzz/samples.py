@@ -6,10 +6,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from devkit.strata_vocab import MESH_XML, UNIPROT_TSV
 from tests.corpus.test_corpus_loaders_xml_text import PUBMED_XML
 from tests.eval.test_datasets_mc import _mcq, _mirage, _mq, _pqal
 from tests.eval.test_datasets_qa import _cd, _mash, _q
-from tests.strata.conftest import MESH_XML, PAPERS, UNIPROT_TSV
+from tests.strata.conftest import PAPERS
 
 
 def _write(path: Path, text: str) -> Path:

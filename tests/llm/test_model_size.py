@@ -10,11 +10,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from devkit.smollm2 import smollm2_gguf_path
 
 from biorag.llm import model_size
 from biorag.llm.hf_backend import HFBackend
 from biorag.llm.model_size import parameter_count
-from biorag.llm.smollm2 import smollm2_gguf_path
 
 
 def _header_only_safetensors(path: Path, shapes: dict[str, list[int]]) -> None:

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.servers import LlamaServer, llama_server_binary, running
+from devkit.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 from tests.demo_data import DEMO, OPTIONS, demo_questions, write_pqal  # noqa: F401 - shared
-from tests.real_llm.servers import LlamaServer, llama_server_binary, running
-
-from biorag.llm.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from devkit.servers import LlamaServer
 from tests.real_llm.conftest import DEMO, biorag
-from tests.real_llm.servers import LlamaServer
 
 pytestmark = pytest.mark.real_llm
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.servers import LlamaServer
 from tests.demo_data import write_pqal
 from tests.real_llm.conftest import llm_env
-from tests.real_llm.servers import LlamaServer
 
 pytestmark = pytest.mark.real_llm
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.real_llm.servers import LlamaServer
+from devkit.servers import LlamaServer
 
 from biorag.config import Settings
 from biorag.methods.base import Question

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devkit.servers import LlamaCppPythonServer, llama_cpp_python, running
 from tests.real_llm.conftest import OPTIONS, biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaCppPythonServer, llama_cpp_python, running
 
 pytestmark = pytest.mark.real_llm
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.real_llm.servers import LlamaServer
+from devkit.servers import LlamaServer
 
 from biorag.config import Settings
 from biorag.llm import ChatRequest, build_llm

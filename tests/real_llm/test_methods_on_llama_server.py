@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.servers import LlamaServer
 from tests.real_llm.conftest import OPTIONS, biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaServer
 
 pytestmark = pytest.mark.real_llm
 

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from devkit.servers import LlamaServer
 from tests.demo_data import write_pqal
 from tests.real_llm.conftest import biorag, llm_env
-from tests.real_llm.servers import LlamaServer
 from tests.real_llm.test_eval_on_llama_servers import _predictions
 
 pytestmark = pytest.mark.real_llm

@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
+from devkit.servers import LlamaServer, free_port, running
 from tests.demo_data import write_pqal
 from tests.real_llm.conftest import biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaServer, free_port, running
 
 pytestmark = pytest.mark.real_llm
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
+from devkit.servers import LlamaServer, running
 from tests.demo_data import write_pqal
 from tests.real_llm.conftest import OPTIONS, biorag, demo_questions, llm_env
-from tests.real_llm.servers import LlamaServer, running
 from tests.real_llm.test_eval_on_llama_servers import _predictions
 from tests.serve.serving import start_serve, stop_serve
 

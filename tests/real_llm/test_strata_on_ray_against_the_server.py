@@ -9,10 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from devkit.servers import LlamaServer
+from devkit.strata_vocab import MESH_XML, UNIPROT_TSV
 from tests.executor.cli_runs import BIORAG
 from tests.real_llm.conftest import llm_env
-from tests.real_llm.servers import LlamaServer
-from tests.strata.conftest import MESH_XML, PAPERS, UNIPROT_TSV
+from tests.strata.conftest import PAPERS
 
 N = len(PAPERS)
 

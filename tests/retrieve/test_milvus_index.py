@@ -151,7 +151,7 @@ def test_bad_milvus_settings_are_one_clear_error(
 ) -> None:
     with pytest.raises(BioragError, match=r"set index.milvus_uri"):
         _build(tmp_path / "a", corpus_file, hash_embedder, IndexSettings(backend="milvus"))
-    from tests.real_llm.servers import free_port
+    from devkit.servers import free_port
 
     down = IndexSettings(backend="milvus", milvus_uri=f"http://127.0.0.1:{free_port()}")
     with pytest.raises(BioragError, match=r"index.milvus_uri .* is not reachable"):

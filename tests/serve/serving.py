@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
-from tests.real_llm.servers import free_port
+from devkit.servers import free_port
 
 BIORAG = [sys.executable, "-m", "biorag.cli.main"]
 

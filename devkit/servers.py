@@ -1,4 +1,5 @@
-"""Starting real llama.cpp servers for tests and benchmarks.
+"""Starting real local servers (llama.cpp's llama-server, llama-cpp-python's server) for tests
+and benchmarks.
 
 ``llama_server_binary()`` finds the binary built by ``scripts/build-llama-server.sh`` (or named
 by ``BIORAG_LLAMA_SERVER``); :class:`LlamaServer` runs one on 127.0.0.1 with a free port, waits
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "scripts" / "build-llama-server.sh"
 
 
