@@ -61,7 +61,7 @@ class PreparedAsk:
     ) -> None:
         self.rt, self.question, self.method = rt, question, method
         self.accounting = Accounting()
-        self.qa = build_method(method, rt.for_question(self.accounting), dict(options or {}))
+        self.qa = build_method(method, rt.for_question(self.accounting), options)
         if self.qa.needs_index and not rt.index_paths and not question.passages:
             raise BioragError(
                 f"method {method!r} retrieves evidence and no index was given: name an index "

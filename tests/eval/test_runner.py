@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -233,10 +233,14 @@ def test_resume_with_another_config_names_the_difference(tmp_path, data, monkeyp
     from biorag.methods import registry
 
     monkeypatch.setitem(registry.METHODS, "boom", Boom)
+    monkeypatch.setitem(registry.METHODS, "tunable", Tunable)
     out = tmp_path / "run"
     run(tmp_path, data, out, limit=3)
-    with pytest.raises(BioragError, match=r"method_options\.closed-book.*new run directory"):
-        run(tmp_path, data, out, limit=3, method_options={"closed-book": {"x": 1}})
+    tuned = tmp_path / "tuned"
+    run(tmp_path, data, tuned, limit=3, methods=["tunable"])
+    with pytest.raises(BioragError, match=r"method_options\.tunable.*new run directory"):
+        run(tmp_path, data, tuned, limit=3, methods=["tunable"],
+            method_options={"tunable": {"depth": 2}})  # fmt: skip
     with pytest.raises(BioragError, match=r"split: None in run\.json, now 'test'"):
         run(tmp_path, data, out, split="test")
     with pytest.raises(BioragError, match=r"methods: \['closed-book'\] in run.json, now"):
@@ -456,7 +460,10 @@ def test_retrieval_from_an_index_with_a_shared_searcher(tmp_path, corpus_file, h
 def test_run_json_masks_credentials_and_resumes_with_tuples(tmp_path, data, monkeypatch):
     from biorag.methods import registry
 
-    monkeypatch.setitem(registry.METHODS, "tunable", Tunable)
+    class Weighted(Tunable):  # a method taking the options IP-RAR takes
+        DEFAULTS: ClassVar[dict[str, Any]] = {"weights": (5, 3, 1), "reasoning_model": None}
+
+    monkeypatch.setitem(registry.METHODS, "tunable", Weighted)
     out = tmp_path / "run"
     opts = {
         "tunable": {

@@ -105,9 +105,9 @@ def test_eval_pubmedqa_test_split_json_and_report(cli, tmp_path, pubmedqa_dir):
     assert r2.exit_code == 0, r2.output
     assert "0 answers now" in r2.stderr and "closed-book" in r2.stdout
     # a different configuration into the same directory: one line, exit 2
-    r3 = cli(*args[:-1], "--limit", "2", "--method-options", '{"closed-book": {"k": 3}}')
+    r3 = cli(*args[:-1], "--limit", "2", "--method-options", '{"retrieve-read": {"k": 3}}')
     assert r3.exit_code == 2
-    assert r3.stderr.startswith("error: ") and "method_options.closed-book" in r3.stderr
+    assert r3.stderr.startswith("error: ") and "method_options.retrieve-read" in r3.stderr
     assert len(r3.stderr.strip().splitlines()) == 1
     # rebuilding the report
     (out / "report.md").unlink()

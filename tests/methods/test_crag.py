@@ -83,5 +83,5 @@ def test_floor_and_bad_options(tmp_path, hash_embedder):
     assert not ans.llm_used
     with pytest.raises(BioragError, match="lower <= upper"):
         build_method("crag", rt, {"lower": 0.9, "upper": 0.5})
-    with pytest.raises(BioragError, match="unknown crag option"):
+    with pytest.raises(BioragError, match="method crag: unknown option"):
         build_method("crag", rt, {"nope": 1})

@@ -105,7 +105,7 @@ def test_cli_bad_method_options_one_line_exit_2(tmp_path, monkeypatch):
         ],
     )  # fmt: skip
     assert res.exit_code == 2, res.output
-    assert "relevant_target must be a positive integer" in res.stderr
+    assert "method iprar: option relevant_target must be a whole number" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 

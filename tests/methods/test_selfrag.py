@@ -132,5 +132,5 @@ def test_floor_and_bad_options(tmp_path, hash_embedder):
     assert ans.model_dump()["details"]["segments"] == []
     with pytest.raises(BioragError, match="retrieval must be one of"):
         build_method("selfrag", rt, {"retrieval": "sometimes"})
-    with pytest.raises(BioragError, match="unknown selfrag option"):
+    with pytest.raises(BioragError, match="method selfrag: unknown option"):
         build_method("selfrag", rt, {"nope": 1})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from typing import Any
 
 from biorag.errors import BioragError
@@ -12,6 +14,7 @@ from biorag.methods.closed_book import ClosedBook
 from biorag.methods.crag import CRAG
 from biorag.methods.hyde import HyDE
 from biorag.methods.iprar import IPRAR
+from biorag.methods.options import OPTION_DEFAULTS, check_options
 from biorag.methods.raptor import Raptor
 from biorag.methods.retrieve_read import RetrieveRead
 from biorag.methods.rewrite import Rewrite
@@ -32,13 +35,19 @@ METHODS: dict[str, type[QAMethod]] = {
     CRAG.name: CRAG,
     SelfRAG.name: SelfRAG,
 }
+assert set(OPTION_DEFAULTS) == set(METHODS), "every method declares its options"
 
 
-def build_method(name: str, runtime: Runtime, options: dict[str, Any] | None = None) -> QAMethod:
+def build_method(name: str, runtime: Runtime, options: Mapping[str, Any] | None = None) -> QAMethod:
+    """The method ``name`` on ``runtime``, its ``options`` checked first
+    (:func:`~biorag.methods.options.check_options`): an unknown method or a bad option is one
+    :class:`BioragError` line naming what to change."""
     try:
         cls = METHODS[name]
     except KeyError:
+        near = difflib.get_close_matches(name, list(METHODS), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise BioragError(
-            f"unknown method {name!r}; available: {', '.join(sorted(METHODS))}"
+            f"unknown method {name!r}{hint}; available: {', '.join(sorted(METHODS))}"
         ) from None
-    return cls(runtime, **(options or {}))
+    return cls(runtime, **check_options(name, options, getattr(cls, "DEFAULTS", None)))
