@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.answer.exact_result import ExactAnswer
 from biorag.llm import budget
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
@@ -58,22 +58,6 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013]+|\(?\d{1,3}[.):]|\(?[a-z]\))\s+")
 _EDGE = re.compile(r"^[\s\"'`]+|[\s\"'`.,;:]+$")
 _YESNO_WORD = re.compile(r"^\W*(yes|no)\b", re.I)
 _ANSWER_KEYS = ("answer", "answers", "exact_answer", "candidates", "items", "entities")
-
-
-@dataclass
-class ExactAnswer:
-    """An exact answer: ``value`` ('yes'/'no', or names), the model's text, how it was made."""
-
-    value: str | list[str] | None
-    raw: str = ""
-    parse_failed: bool = False
-    method: Literal["llm", "floor"] = "llm"
-    qtype: str = ""
-    error: str = ""
-    candidates: list[dict[str, Any]] = field(default_factory=list)  # floor: name, score, count
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def answer_schema(qtype: str) -> dict[str, Any]:
@@ -221,7 +205,9 @@ async def exact_answer_llm(
     resp = await llm.chat(req)
     value, error = parse_exact(qtype, resp.parsed, resp.text)
     failed = value is None
-    return ExactAnswer(value, resp.text, failed, "llm", qtype, error)
+    return ExactAnswer(
+        value=value, raw=resp.text, parse_failed=failed, method="llm", qtype=qtype, error=error
+    )
 
 
 # -- the no-LLM floor ---------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.evidence import neutralize, numbered_passages
 from biorag.llm.prompts import PromptTemplate
-from biorag.llm.types import ChatRequest
 
 PROMPTS = "biorag.answer.prompts"
 _CITE = re.compile(r"\[(\d+)\]")
@@ -62,24 +61,24 @@ async def extract_letter(
         found = extract_letter_regex(response, list(options), options=options)
         return (found or "", found is None, "")
     letters = list(options)
-    tpl = PromptTemplate.load(PROMPTS, "extract_letter")
-    req = ChatRequest(
-        messages=tpl.messages(
-            question=question,
-            options="\n".join(f"{k}. {v}" for k, v in options.items()),
-            response=neutralize(response),  # a model's text may echo a passage's delimiters
-            letters=", ".join(letters),
-        ),
-        max_tokens=budget.LETTER_JSON,
-        temperature=0.0,
-        json_schema=letter_schema(letters),
-        stage="answer_extract",
-        template_version=tpl.version,
+    values = {
+        "question": question,
+        "options": _options_text(options),
+        "response": neutralize(response),  # a model's text may echo a passage's delimiters
+        "letters": ", ".join(letters),
+    }
+    resp = await llm.chat(
+        PromptTemplate.load(PROMPTS, "extract_letter").request(
+            values,
+            stage="answer_extract",
+            max_tokens=budget.LETTER_JSON,
+            temperature=0.0,
+            json_schema=letter_schema(letters),
+        )
     )
-    resp = await llm.chat(req)
-    value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
-    if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
-        return _canonical(value.strip(), letters), False, resp.text
+    letter = _chosen(resp, letters)
+    if letter is not None:
+        return letter, False, resp.text
     # The extraction did not come back as JSON (a small model, or a server without constrained
     # decoding): read the choice from the extraction's text, then from the answer itself.
     from biorag.answer.regex_extract import extract_letter_regex
@@ -92,8 +91,40 @@ async def extract_letter(
     return "", True, resp.text
 
 
-def _canonical(value: str, letters: list[str]) -> str:
-    return next(x for x in letters if x.upper() == value.upper())
+def _chosen(resp: Any, letters: list[str]) -> str | None:
+    """The option letter a JSON reply's ``answer`` names, as the options spell it (None: none)."""
+    value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
+    if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
+        return next(x for x in letters if x.upper() == value.strip().upper())
+    return None
+
+
+def _options_text(options: dict[str, str]) -> str:
+    """The options as the prompts show them: ``A. text``, one a line."""
+    return "\n".join(f"{k}. {v}" for k, v in options.items())
+
+
+async def _read(
+    llm: Any,
+    prompts: tuple[str, str],
+    question: str,
+    options: dict[str, str] | None,
+    context: list[str] | None,
+    stage: str,
+    max_tokens: int,
+) -> Any:
+    """The reply to ``prompts[0]`` with the question, its ``options`` (None: a prompt without
+    them) and the numbered ``context`` passages, or to ``prompts[1]`` (closed book) without a
+    context."""
+    values: dict[str, Any] = {"question": question}
+    if options is not None:
+        values["options"] = _options_text(options)
+    if context:
+        tpl = PromptTemplate.load(PROMPTS, prompts[0])
+        values["context"] = number_passages(context)
+    else:
+        tpl = PromptTemplate.load(PROMPTS, prompts[1])
+    return await llm.chat(tpl.request(values, stage=stage, max_tokens=max_tokens))
 
 
 def reasoning_schema(letters: list[str]) -> dict[str, Any]:
@@ -116,7 +147,7 @@ async def read_multiple_choice_once(
     tpl = PromptTemplate.load(PROMPTS, "read_json")
     values = {
         "question": question,
-        "options": "\n".join(f"{k}. {v}" for k, v in options.items()),
+        "options": _options_text(options),
         "context": number_passages(context),
         "letters": ", ".join(letters),
     }
@@ -128,9 +159,8 @@ async def read_multiple_choice_once(
             max_tokens=budget.READ_REASONING,
         )
     )
-    value = resp.parsed.get("answer") if isinstance(resp.parsed, dict) else None
-    if isinstance(value, str) and value.strip().upper() in {x.upper() for x in letters}:
-        letter = _canonical(value.strip(), letters)
+    letter = _chosen(resp, letters)
+    if letter is not None:
         return ReaderResult(letter, options[letter], resp.text, parse_failed=False)
     letter, failed, raw = await extract_letter(llm, question, options, resp.text, extraction)
     return ReaderResult(letter, options.get(letter, ""), resp.text + "\n---\n" + raw, failed)
@@ -144,20 +174,8 @@ async def read_multiple_choice(
     extraction: str = "json",
 ) -> ReaderResult:
     """Reason over the context (or none: closed book), then extract the letter (two calls)."""
-    name = "read" if context else "closed_book"
-    tpl = PromptTemplate.load(PROMPTS, name)
-    opts = "\n".join(f"{k}. {v}" for k, v in options.items())
-    variables: dict[str, Any] = {"question": question, "options": opts}
-    if context:
-        variables["context"] = number_passages(context)
-    resp = await llm.chat(
-        ChatRequest(
-            messages=tpl.messages(**variables),
-            stage="answer",
-            template_version=tpl.version,
-            max_tokens=budget.READ_REASONING,
-        )
-    )
+    prompts = ("read", "closed_book")
+    resp = await _read(llm, prompts, question, options, context, "answer", budget.READ_REASONING)
     letter, failed, raw = await extract_letter(llm, question, options, resp.text, extraction)
     return ReaderResult(
         answer=letter,
@@ -176,21 +194,9 @@ async def read_multiple_choice_mirage(
     rule reads is a parse failure (MIRAGE's scorer then reads "A")."""
     from biorag.answer.locate import locate_answer_choice
 
-    name = "read_mirage" if context else "closed_book_mirage"
-    tpl = PromptTemplate.load(PROMPTS, name)
-    variables: dict[str, Any] = {
-        "question": question,
-        "options": "\n".join(f"{k}. {v}" for k, v in options.items()),
-    }
-    if context:
-        variables["context"] = number_passages(context)
-    resp = await llm.chat(
-        ChatRequest(
-            messages=tpl.messages(**variables),
-            stage="answer_mirage",
-            template_version=tpl.version,
-            max_tokens=budget.READ_REASONING,
-        )
+    prompts = ("read_mirage", "closed_book_mirage")
+    resp = await _read(
+        llm, prompts, question, options, context, "answer_mirage", budget.READ_REASONING
     )
     letter = locate_answer_choice(resp.text)
     if letter not in options:
@@ -206,21 +212,8 @@ async def read_multiple_choice_mirage(
 async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
     """A short answer whose sentences cite the numbered passages they rest on; with no
     ``context``, a short answer from the model's own knowledge (closed book, no citations)."""
-    values: dict[str, Any]
-    if context:
-        tpl = PromptTemplate.load(PROMPTS, "read_free")
-        values = {"question": question, "context": number_passages(context)}
-    else:
-        tpl = PromptTemplate.load(PROMPTS, "closed_book_free")
-        values = {"question": question}
-    resp = await llm.chat(
-        ChatRequest(
-            messages=tpl.messages(**values),
-            stage="answer",
-            template_version=tpl.version,
-            max_tokens=budget.CITED_ANSWER,
-        )
-    )
+    prompts = ("read_free", "closed_book_free")
+    resp = await _read(llm, prompts, question, None, context, "answer", budget.CITED_ANSWER)
     sentences: list[tuple[str, list[int]]] = []
     for sent in re.split(r"(?<=[.!?\]])\s+(?=[A-Z])", resp.text.strip()):
         cites = [int(n) for n in _CITE.findall(sent) if 1 <= int(n) <= len(context)]

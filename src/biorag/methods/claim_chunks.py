@@ -19,16 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
 from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
-    answer_from_context,
-    fill_ranked,
+    Fit,
     hyde_retrieve,
     merge_options,
+    read_ranked,
     rerank,
 )
 from biorag.methods.details import ClaimChunksDetails, QueryParts, RankedClaim
@@ -86,31 +85,21 @@ class ClaimChunks(QAMethod):
         claims = await extraction.run(chunks) if chunks else []
         against = rerank_text(o["rerank_query"], question, query.text)
         ranked = await rerank(self.rt, against, claims, key=lambda c: c.text)
-        counter = default_counter()
-        filled = fill_ranked(ranked, lambda r: r[0].text, int(o["token_limit"]), counter)
-        items = [
-            ContextItem(text=text, chunk_ids=[c.chunk_id], score=score, key=c.id)
-            for (c, score), text in filled
-        ]
-        details = ClaimChunksDetails(
-            query=QueryParts.model_validate(query.__dict__),
-            claims=[
-                RankedClaim(id=c.id, text=c.text, chunk_id=c.chunk_id, doc_id=c.doc_id, score=sc)
-                for c, sc in ranked
-            ],
-            context_claim_ids=[str(it.key) for it in items],
-            extraction=dict(getattr(extraction, "stats", {}) or {}),
-            context_tokens=sum(counter.count(it.text) for it in items),
-            token_limit=int(o["token_limit"]),
-        )
         notes = ["rule-based claims (no LLM)"] if self.rt.llm is None else []
-        return await answer_from_context(
-            self.rt,
-            self.name,
-            question,
-            items,
-            passages,
-            reader=o["reader"],
-            details=details,
-            notes=notes,
-        )
+
+        def details(items: list[ContextItem], fit: Fit) -> ClaimChunksDetails:
+            return ClaimChunksDetails(
+                query=QueryParts.model_validate(query.__dict__),
+                claims=[
+                    RankedClaim(
+                        id=c.id, text=c.text, chunk_id=c.chunk_id, doc_id=c.doc_id, score=sc
+                    )
+                    for c, sc in ranked
+                ],
+                context_claim_ids=[str(it.key) for it in items],
+                extraction=dict(getattr(extraction, "stats", {}) or {}),
+                **fit,
+            )
+
+        candidates = [ContextItem(c.text, [c.chunk_id], sc, c.id) for c, sc in ranked]
+        return await read_ranked(self, question, candidates, passages, details, notes=notes)

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from biorag.methods.base import (
     Answer,
@@ -58,6 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "test_options": False,
 }
 MODES = ("batched", "faithful")
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -287,43 +291,26 @@ class Claims(QAMethod):
             graph["layer_sizes"] = {s.root_claim_id: s.layer_sizes for s in run.summaries}
         return ClaimsDetails(
             query=QueryParts.model_validate(run.query.__dict__) if run.query else None,
-            claims=[
-                ClaimRow(
-                    id=c.id,
-                    text=c.text,
-                    triple=c.triple.model_dump() if c.triple else None,
-                    triple_source=c.triple_source,
-                    chunk_id=c.chunk_id,
-                    doc_id=c.doc_id,
-                    score=c.score,
-                    relevant=c.relevant,
-                )
-                for c in run.claims
-            ],
-            claims_of_interest=[
-                ClaimOfInterest(
-                    id=c.claim_id,
-                    text=c.text,
-                    score=c.score,
-                    test_summary=c.test_summary,
-                    test_summary_score=c.test_summary_score,
-                )
-                for c in run.coi
-            ],
-            summaries=[
-                SummaryRow(
-                    root_claim_id=s.root_claim_id,
-                    text=s.text,
-                    claim_ids=s.claim_ids,
-                    layer_sizes=s.layer_sizes,
-                    rounds=s.rounds,
-                )
-                for s in run.summaries
-            ],
+            claims=_rows(
+                ClaimRow, run.claims, triple=lambda c: c.triple.model_dump() if c.triple else None
+            ),
+            claims_of_interest=_rows(ClaimOfInterest, run.coi, id=lambda c: c.claim_id),
+            summaries=_rows(SummaryRow, run.summaries),
             graph=graph,
             extraction=run.extraction_stats,
             denoise=run.denoise_report.__dict__ if run.denoise_report is not None else None,
         )
+
+
+def _rows(model: type[M], items: Iterable[Any], **made: Callable[[Any], Any]) -> list[M]:
+    """One ``model`` per item, each field the item's attribute of that name, or ``made[field]``
+    of the item."""
+    return [
+        model.model_validate(
+            {f: made[f](x) if f in made else getattr(x, f) for f in model.model_fields}
+        )
+        for x in items
+    ]
 
 
 #: separates the passages packed into one extraction unit (:func:`pack_passages`)

@@ -4,19 +4,20 @@ The baselines of the CLAIMS paper (section 4.2 and appendix J) all end the same 
 texts (chunks, tree nodes or claims) are added to the reader's context in rank order until the
 context limit is reached, then the reader answers from that context (no LLM: the option-scoring
 floor over the same texts). :func:`fill_context` is that step; :func:`answer_from_context`
-builds the :class:`~biorag.methods.base.Answer` every baseline returns.
+builds the :class:`~biorag.methods.base.Answer` every baseline returns; :func:`read_ranked` is
+the two together, from ranked items to the answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, TypedDict, TypeVar
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
+from biorag.methods.base import Answer, AnswerSentence, Evidence, QAMethod, Question
 from biorag.methods.details import AnswerDetails
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.stages import stage
@@ -153,6 +154,13 @@ def _flag(value: Any) -> bool:
     raise ValueError(value)
 
 
+class Fit(TypedDict):
+    """How full the context is: its tokens and the limit it was filled to."""
+
+    context_tokens: int
+    token_limit: int
+
+
 @dataclass
 class ContextItem:
     """One text of the context and the retrieved chunks it rests on."""
@@ -194,6 +202,40 @@ def evidence_for(items: Sequence[ContextItem], passages: Sequence[Any]) -> list[
                 seen.add(cid)
                 out.append(Evidence.of_passage(by_id[cid]))
     return out
+
+
+async def read_ranked(
+    method: QAMethod,
+    question: Question,
+    ranked: Sequence[ContextItem],
+    passages: Sequence[Any],
+    details: Callable[[list[ContextItem], Fit], AnswerDetails],
+    *,
+    notes: list[str] | None = None,
+    counter: TokenCounter | None = None,
+) -> Answer:
+    """The ending of the baselines: the ``ranked`` items (best first, each with its score) fill
+    the context up to the method's ``token_limit`` option (:func:`fill_ranked`) and its
+    ``reader`` reads it (:func:`answer_from_context`).
+
+    ``details(items, fit)`` builds the answer's details from the items in the context (the
+    first one's text may have been cut) and their :class:`Fit`.
+    """
+    counter = counter or default_counter()
+    limit = int(method.options["token_limit"])
+    filled = fill_ranked(ranked, lambda it: it.text, limit, counter)
+    items = [replace(it, text=text) for it, text in filled]
+    fit = Fit(context_tokens=sum(counter.count(it.text) for it in items), token_limit=limit)
+    return await answer_from_context(
+        method.rt,
+        method.name,
+        question,
+        items,
+        passages,
+        reader=method.options["reader"],
+        details=details(items, fit),
+        notes=notes,
+    )
 
 
 async def answer_from_context(

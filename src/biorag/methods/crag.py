@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
@@ -37,9 +36,8 @@ from biorag.methods.base import Answer, QAMethod, Question, retrieve_passages
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
-    answer_from_context,
-    fill_ranked,
     merge_options,
+    read_ranked,
 )
 from biorag.methods.crag_prompts import SCORES_SCHEMA
 from biorag.methods.details import CragDetails, CragTrace
@@ -167,10 +165,6 @@ class CRAG(QAMethod):
                 question.text, [p for p in searched if p.chunk_id not in seen]
             )
         strips.sort(key=lambda t: -t[2])
-        counter = default_counter()
-        filled = fill_ranked(strips, lambda t: t[1], int(self.options["token_limit"]), counter)
-        items = [ContextItem(text=t, chunk_ids=[p.chunk_id], score=sc, key=p.chunk_id)
-                 for (p, _, sc), t in filled]  # fmt: skip
         details = CragDetails(
             crag=CragTrace(
                 action=action,
@@ -183,7 +177,7 @@ class CRAG(QAMethod):
         notes = [f"CRAG action: {action}"]
         if action != "correct" and question.passages:
             notes.append("CRAG: no second search (the question's own passages are the evidence)")
-        return await answer_from_context(
-            self.rt, self.name, question, items, [*passages, *searched],
-            reader=self.options["reader"], details=details, notes=notes,
-        )  # fmt: skip
+        ranked = [ContextItem(t, [p.chunk_id], sc, p.chunk_id) for p, t, sc in strips]
+        return await read_ranked(
+            self, question, ranked, [*passages, *searched], lambda items, fit: details, notes=notes
+        )

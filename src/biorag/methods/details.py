@@ -21,6 +21,8 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from biorag.answer.exact_result import ExactAnswer
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -36,17 +38,9 @@ class ContextFit(_Strict):
     dropped: list[str] = Field(default_factory=list, description="passage ids left out")
 
 
-class ExactAnswerTrace(_Strict):
-    """The BioASQ exact-answer step (:class:`biorag.answer.exact.ExactAnswer`), with the error
-    that sent it to the no-LLM floor, if any."""
-
-    value: str | list[str] | None
-    raw: str = ""
-    parse_failed: bool = False
-    method: Literal["llm", "floor"] = "llm"
-    qtype: str = ""
-    error: str = ""
-    candidates: list[dict[str, Any]] = Field(default_factory=list)
+class ExactAnswerTrace(_Strict, ExactAnswer):
+    """The BioASQ exact-answer step (:class:`biorag.answer.exact.ExactAnswer`'s fields), with
+    the error that sent it to the no-LLM floor, if any."""
 
 
 class QueryParts(_Strict):

@@ -31,10 +31,10 @@ from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
-    answer_from_context,
-    fill_ranked,
+    Fit,
     hyde_retrieve,
     merge_options,
+    read_ranked,
 )
 from biorag.methods.details import QueryParts, RaptorDetails
 from biorag.runtime import Runtime
@@ -135,31 +135,21 @@ class Raptor(QAMethod):
         self.last_tree = tree
         tree_query = query.text if o["tree_query"] == "query" else question.text
         qvec = await asyncio.to_thread(self.rt.embedder.embed_query, tree_query)
-        filled = fill_ranked(
-            rank_nodes(tree, qvec), lambda r: r[0].text, int(o["token_limit"]), counter
-        )
-        items = [
-            ContextItem(text=text, chunk_ids=list(node.chunk_ids), score=score, key=node.id)
-            for (node, score), text in filled
-        ]
         notes = []
         if tree.reduction == "pca":
             notes.append("RAPTOR: umap is not installed; dimensions reduced with PCA")
-        raptor = tree.to_dict()
-        raptor["selected"] = [{"id": it.key, "score": it.score} for it in items]
-        details = RaptorDetails(
-            query=QueryParts.model_validate(query.__dict__),
-            raptor=raptor,
-            context_tokens=sum(counter.count(it.text) for it in items),
-            token_limit=int(o["token_limit"]),
-        )
-        return await answer_from_context(
-            self.rt,
-            self.name,
-            question,
-            items,
-            passages,
-            reader=o["reader"],
-            details=details,
-            notes=notes,
+
+        def details(items: list[ContextItem], fit: Fit) -> RaptorDetails:
+            raptor = tree.to_dict()
+            raptor["selected"] = [{"id": it.key, "score": it.score} for it in items]
+            return RaptorDetails(
+                query=QueryParts.model_validate(query.__dict__), raptor=raptor, **fit
+            )
+
+        ranked = [
+            ContextItem(node.text, list(node.chunk_ids), score, node.id)
+            for node, score in rank_nodes(tree, qvec)
+        ]
+        return await read_ranked(
+            self, question, ranked, passages, details, notes=notes, counter=counter
         )

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
 from biorag.methods.base import Answer, QAMethod, Question, retrieve_passages
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
     ContextItem,
-    answer_from_context,
-    fill_ranked,
+    Fit,
     merge_options,
+    read_ranked,
     rerank,
 )
 from biorag.methods.details import QueryParts, RankedChunksDetails, RetrievedChunk
@@ -96,31 +95,20 @@ class RerankedChunks(QAMethod):
             ranked = await rerank(self.rt, against, passages, key=lambda p: p.text)
         else:
             ranked = [(p, float(p.score)) for p in passages]
-        counter = default_counter()
-        filled = fill_ranked(ranked, lambda r: r[0].text, int(self.options["token_limit"]), counter)
-        items = [
-            ContextItem(text=t, chunk_ids=[p.chunk_id], score=s, key=p.chunk_id)
-            for (p, s), t in filled
-        ]
-        details = RankedChunksDetails(
-            query=QueryParts.model_validate(parts),
-            retrieved=[
-                RetrievedChunk(chunk_id=p.chunk_id, retrieval_rank=p.rank, rerank_score=s)
-                for p, s in ranked
-            ],
-            context_chunk_ids=[str(it.key) for it in items],
-            context_tokens=sum(counter.count(it.text) for it in items),
-            token_limit=int(self.options["token_limit"]),
-        )
-        return await answer_from_context(
-            self.rt,
-            self.name,
-            question,
-            items,
-            passages,
-            reader=self.options["reader"],
-            details=details,
-        )
+
+        def details(items: list[ContextItem], fit: Fit) -> RankedChunksDetails:
+            return RankedChunksDetails(
+                query=QueryParts.model_validate(parts),
+                retrieved=[
+                    RetrievedChunk(chunk_id=p.chunk_id, retrieval_rank=p.rank, rerank_score=s)
+                    for p, s in ranked
+                ],
+                context_chunk_ids=[str(it.key) for it in items],
+                **fit,
+            )
+
+        candidates = [ContextItem(p.text, [p.chunk_id], s, p.chunk_id) for p, s in ranked]
+        return await read_ranked(self, question, candidates, passages, details)
 
 
 class Rewrite(RerankedChunks):

@@ -21,6 +21,7 @@ The curated ``body``/``type`` are used, never the ``_body``/``_type`` drafts.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from biorag.corpus.datasets.base import QAItem
@@ -31,7 +32,7 @@ from biorag.corpus.datasets.common import (
     check_choice,
     collect_files,
     format_error,
-    line_of,
+    id_line,
     read_json,
     text_field,
 )
@@ -145,6 +146,12 @@ def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     )
 
 
+def _where(i: int, q: Any) -> str:
+    """``questions[i]``, with the question's id when it has one."""
+    qid = q.get("id") if isinstance(q, dict) else None
+    return f"questions[{i}]" + (f" ({qid})" if isinstance(qid, str) else "")
+
+
 def _types(split: str | None) -> set[str] | None:
     """The question types ``split`` names (None = all)."""
     if split is None:
@@ -175,18 +182,10 @@ def load(
             raise format_error(file, EXPECTED, found, fix)
         m = _BATCH_RE.search(file.name)
         task, batch = (f"{m[1]}b", f"{m[1]}B{m[2]}") if m else ("", file.stem)
-        col.start_file(file)
-        for i, q in enumerate(questions):
-            qid = q.get("id") if isinstance(q, dict) else None
-            where = f"questions[{i}]" + (f" ({qid})" if isinstance(qid, str) else "")
-            try:
-                item = _item(q, task, batch, setting == "snippets")
-            except ValueError as e:
-                line = line_of(raw, f'"{qid}"') if isinstance(qid, str) else None
-                col.skip(file, line, f"{where}: {e}")
-                continue
-            col.add(item, file, None, where)
-        col.end_file(file, EXPECTED, "pass BioASQ Task B golden files")
+        records = ((None, _where(i, q), q) for i, q in enumerate(questions))
+        make = partial(_item, task=task, batch=batch, with_snippets=setting == "snippets")
+        fix = "pass BioASQ Task B golden files"
+        col.read_records(file, records, make, EXPECTED, fix, partial(id_line, raw))
     return col.finish(
         limit=limit,
         split=split,

@@ -94,20 +94,7 @@ def load(
     check_choice(setting, SETTINGS, "setting", NAME)
     file = resolve_file(path, EXPECTED)
     col = Collector(NAME)
-    col.start_file(file)
-    keys = ("data", "questions", "items")
-    for index, line, where, rec in iter_records(file, col, EXPECTED, keys):
-        try:
-            item = _item(rec, index)
-        except ValueError as e:
-            col.skip(file, line, f"{where}: {e}")
-            continue
-        col.add(item, file, line, where)
-    col.end_file(file, EXPECTED, "pass the BioCDQA file (records with question, ideal_answer)")
-    check_choice(split, sorted({it.subset for it in col.items if it.subset}), "split", NAME)
-    return col.finish(
-        limit=limit,
-        split=split,
-        setting=setting,
-        keep=None if split is None else (lambda it: it.subset == split),
-    )
+    records = iter_records(file, col, EXPECTED, ("data", "questions", "items"))
+    fix = "pass the BioCDQA file (records with question, ideal_answer)"
+    col.read_records(file, records, _item, EXPECTED, fix)
+    return col.finish_subset(limit=limit, split=split, setting=setting, blank=False)

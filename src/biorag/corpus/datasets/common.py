@@ -113,10 +113,17 @@ def line_of(raw: str, needle: str, after: str | None = None) -> int | None:
     return None if i < 0 else raw.count("\n", 0, i) + 1
 
 
+def id_line(raw: str, rec: Any) -> int | None:
+    """The line of the record's ``id`` in ``raw`` (None when it has no string id)."""
+    qid = rec.get("id") if isinstance(rec, dict) else None
+    return line_of(raw, f'"{qid}"') if isinstance(qid, str) else None
+
+
 def iter_records(
     path: Path, col: Collector, expected: str, list_keys: Sequence[str] = ()
-) -> Iterator[tuple[int, int | None, str, dict]]:
-    """Yield ``(index, line, where, record)`` from a JSON Lines file or a JSON array of objects.
+) -> Iterator[tuple[int | None, str, dict, int]]:
+    """Yield ``(line, where, record, index)`` from a JSON Lines file or a JSON array of objects
+    (the form :meth:`Collector.read_records` takes).
 
     A whole-file JSON array (or an object holding one under a key of ``list_keys``) yields its
     elements (line None, ``where`` = ``record [i]``); otherwise each non-blank line is parsed.
@@ -143,7 +150,7 @@ def iter_records(
     if records is not None:
         for i, rec in enumerate(records):
             if isinstance(rec, dict):
-                yield i, None, f"record [{i}]", rec
+                yield None, f"record [{i}]", rec, i
             else:
                 col.skip(path, None, f"record [{i}]: not a JSON object")
         return
@@ -161,7 +168,7 @@ def iter_records(
         if not isinstance(obj, dict):
             col.skip(path, lineno, f"not a JSON object ({type(obj).__name__})")
             continue
-        yield index, lineno, f"line {lineno}", obj
+        yield lineno, f"line {lineno}", obj, index
 
 
 def text_field(obj: dict, *names: str) -> str:
@@ -201,6 +208,30 @@ def mc_type(options: dict[str, str]) -> str:
     return "yesno" if texts <= set(YESNO) else "multiple_choice"
 
 
+def choice_item(
+    dataset: str,
+    qid: str,
+    question: str,
+    options: dict[str, str],
+    gold: Any,
+    field: str,
+    **more: Any,
+) -> QAItem:
+    """A choice item (:func:`mc_type`) whose ``gold`` (the record's ``field``) must be one of
+    the option letters, else :class:`ValueError`; ``more`` are further :class:`QAItem` fields."""
+    if not isinstance(gold, str) or gold.strip() not in options:
+        raise ValueError(f"{field!r} {gold!r} is not one of the option letters {list(options)}")
+    return QAItem(
+        id=qid,
+        dataset=dataset,
+        text=question.strip(),
+        options=options,
+        gold=gold.strip(),
+        question_type=mc_type(options),  # type: ignore[arg-type]
+        **more,
+    )
+
+
 def as_str_list(value: Any) -> list[str]:
     """A scalar or list of ids as a list of non-empty strings (order kept, duplicates dropped)."""
     items = value if isinstance(value, list) else [] if value is None else [value]
@@ -238,6 +269,39 @@ class Collector:
             n = len(self.skipped) - self._file_skips
             found = f"none of its {n} records is usable (first: {first.where()}: {first.reason})"
             raise format_error(path, expected, found, fix)
+
+    def read_records(
+        self,
+        path: Path,
+        records: Iterable[tuple[Any, ...]],
+        make: Callable[..., QAItem | None],
+        expected: str,
+        fix: str,
+        bad_line: Callable[..., int | None] | None = None,
+    ) -> int:
+        """Collect the items of one file; returns how many records ``make`` left out.
+
+        ``records`` yields ``(line, where, *args)``: the record's line (None where the file is
+        not read by lines), where it is (``"line 3"``, ``"record [2]"``) and what ``make`` takes.
+        ``make(*args)`` builds the item, returns None for a record left out on purpose, or raises
+        :class:`ValueError` for a malformed one, skipped at ``bad_line(*args)`` (default: its
+        line). ``records`` may skip records into this collector itself. The file must give an
+        item (:meth:`end_file`, with ``expected`` and ``fix``).
+        """
+        self.start_file(path)
+        left_out = 0
+        for line, where, *args in records:
+            try:
+                item = make(*args)
+            except ValueError as e:
+                self.skip(path, line if bad_line is None else bad_line(*args), f"{where}: {e}")
+                continue
+            if item is None:
+                left_out += 1
+                continue
+            self.add(item, path, line, where)
+        self.end_file(path, expected, fix)
+        return left_out
 
     def skip(self, path: str | Path, line: int | None, reason: str) -> None:
         """Record a record that could not be used."""
@@ -284,3 +348,23 @@ class Collector:
         }
         info.update(extra)
         return DatasetLoad(items=items, skipped=list(self.skipped), info=info)
+
+    def finish_subset(
+        self,
+        *,
+        limit: int | None,
+        split: str | None,
+        setting: str | None,
+        what: str = "split",
+        blank: bool = True,
+    ) -> DatasetLoad:
+        """:meth:`finish` keeping the items of subset ``split`` (None: all), which must be one
+        of the subsets read (``blank`` False: a blank subset cannot be chosen)."""
+        subsets = sorted({it.subset for it in self.items if blank or it.subset})
+        check_choice(split, subsets, what, self.dataset)
+        return self.finish(
+            limit=limit,
+            split=split,
+            setting=setting,
+            keep=None if split is None else (lambda it: it.subset == split),
+        )

@@ -20,6 +20,7 @@ Unanswerable questions (``is_impossible`` or no answer) are left out and counted
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from biorag.corpus.datasets.common import (
     DatasetLoad,
     check_choice,
     format_error,
-    line_of,
+    id_line,
     read_json,
     resolve_file,
     text_field,
@@ -133,31 +134,28 @@ def load(
         found = "it has no top-level 'data' list"
         raise format_error(file, EXPECTED, found, "pass a MASH-QA *_webmd_squad_v2*.json file")
     col = Collector(NAME)
-    col.start_file(file)
-    unanswerable = 0
-    for ai, art in enumerate(articles):
-        paras = art.get("paragraphs") if isinstance(art, dict) else None
-        if not isinstance(paras, list):
-            col.skip(file, None, f"data[{ai}]: no 'paragraphs' list")
-            continue
-        title = str(art.get("title") or "")
-        for pi, para in enumerate(paras):
-            qas = para.get("qas") if isinstance(para, dict) else None
-            if not isinstance(qas, list):
-                col.skip(file, None, f"data[{ai}].paragraphs[{pi}]: no 'qas' list")
+
+    def records() -> Iterator[tuple[None, str, Any, dict, str, str]]:
+        for ai, art in enumerate(articles):
+            paras = art.get("paragraphs") if isinstance(art, dict) else None
+            if not isinstance(paras, list):
+                col.skip(file, None, f"data[{ai}]: no 'paragraphs' list")
                 continue
-            for qi, qa in enumerate(qas):
-                where = f"data[{ai}].paragraphs[{pi}].qas[{qi}]"
-                try:
-                    item = _item(qa, para, title, where, setting == "open")
-                except ValueError as e:
-                    qid = qa.get("id") if isinstance(qa, dict) else None
-                    line = line_of(raw, f'"{qid}"') if isinstance(qid, str) else None
-                    col.skip(file, line, f"{where}: {e}")
+            title = str(art.get("title") or "")
+            for pi, para in enumerate(paras):
+                qas = para.get("qas") if isinstance(para, dict) else None
+                if not isinstance(qas, list):
+                    col.skip(file, None, f"data[{ai}].paragraphs[{pi}]: no 'qas' list")
                     continue
-                if item is None:
-                    unanswerable += 1
-                    continue
-                col.add(item, file, None, where)
-    col.end_file(file, EXPECTED, "pass a MASH-QA *_webmd_squad_v2*.json file")
+                for qi, qa in enumerate(qas):
+                    where = f"data[{ai}].paragraphs[{pi}].qas[{qi}]"
+                    yield None, where, qa, para, title, where
+
+    def make(qa: Any, para: dict, title: str, where: str) -> QAItem | None:
+        return _item(qa, para, title, where, setting == "open")
+
+    fix = "pass a MASH-QA *_webmd_squad_v2*.json file"
+    unanswerable = col.read_records(
+        file, records(), make, EXPECTED, fix, lambda qa, *_: id_line(raw, qa)
+    )
     return col.finish(limit=limit, split=split, setting=setting, unanswerable=unanswerable)

@@ -83,15 +83,9 @@ def load(
         raise ConfigError(f"medmcqa: cop_base must be 0 or 1, not {cop_base!r}")
     file = resolve_file(path, EXPECTED, ("dev.json", "dev.jsonl"))
     col = Collector(NAME)
-    col.start_file(file)
-    for index, line, where, rec in iter_records(file, col, EXPECTED, ("data",)):
-        try:
-            item = _item(rec, index, cop_base)
-        except ValueError as e:
-            col.skip(file, line, f"{where}: {e}")
-            continue
-        col.add(item, file, line, where)
-    col.end_file(file, EXPECTED, "pass MedMCQA's dev.json (the test split has no answers)")
+    records = iter_records(file, col, EXPECTED, ("data",))
+    fix = "pass MedMCQA's dev.json (the test split has no answers)"
+    col.read_records(file, records, lambda rec, i: _item(rec, i, cop_base), EXPECTED, fix)
     check_choice(split, sorted({it.subset for it in col.items}), "split (subject)", NAME)
     multi = sum(it.meta["choice_type"] != "single" for it in col.items)
 

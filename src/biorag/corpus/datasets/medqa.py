@@ -17,8 +17,8 @@ from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     check_choice,
+    choice_item,
     iter_records,
-    mc_type,
     options_field,
     resolve_file,
     text_field,
@@ -29,7 +29,7 @@ SETTINGS = ("open",)
 EXPECTED = "MedQA JSON Lines ({question, options: {A..}, answer_idx, ...} per line)"
 
 
-def _item(index: int, rec: dict) -> QAItem:
+def _item(rec: dict, index: int) -> QAItem:
     """One item from a MedQA record; :class:`ValueError` says what is wrong with it."""
     question = text_field(rec, "question")
     options = options_field(rec.get("options"))
@@ -37,19 +37,13 @@ def _item(index: int, rec: dict) -> QAItem:
     answer = rec.get("answer")
     if gold is None and isinstance(answer, str):
         gold = next((k for k, v in options.items() if v.strip() == answer.strip()), None)
-    if not isinstance(gold, str) or gold.strip() not in options:
-        raise ValueError(f"'answer_idx' {gold!r} is not one of the option letters {list(options)}")
     step = rec.get("meta_info")
-    return QAItem(
-        id=f"{index:04d}",
-        dataset=NAME,
-        text=question.strip(),
-        options=options,
-        gold=gold.strip(),
-        question_type=mc_type(options),  # type: ignore[arg-type]
-        subset=step if isinstance(step, str) else "",
-        meta={"answer_text": answer if isinstance(answer, str) else options[gold.strip()]},
-    )
+    # (an answer_idx that names no option is refused by choice_item)
+    answer_text = answer if isinstance(answer, str) else options.get(str(gold).strip(), "")
+    return choice_item(
+        NAME, f"{index:04d}", question, options, gold, "answer_idx",
+        subset=step if isinstance(step, str) else "", meta={"answer_text": answer_text},
+    )  # fmt: skip
 
 
 def load(
@@ -63,19 +57,8 @@ def load(
     check_choice(setting, SETTINGS, "setting", NAME)
     file = resolve_file(path, EXPECTED, ("phrases_no_exclude_test.jsonl", "test.jsonl"))
     col = Collector(NAME)
-    col.start_file(file)
-    for index, line, where, rec in iter_records(file, col, EXPECTED, ("data", "questions")):
-        try:
-            item = _item(index, rec)
-        except ValueError as e:
-            col.skip(file, line, f"{where}: {e}")
-            continue
-        col.add(item, file, line, where)
-    col.end_file(file, EXPECTED, "pass MedQA's phrases_no_exclude_test.jsonl (US, 4 options)")
-    check_choice(split, sorted({it.subset for it in col.items}), "split (USMLE step)", NAME)
-    return col.finish(
-        limit=limit,
-        split=split,
-        setting=setting,
-        keep=None if split is None else (lambda it: it.subset == split),
-    )
+    records = iter_records(file, col, EXPECTED, ("data", "questions"))
+    fix = "pass MedQA's phrases_no_exclude_test.jsonl (US, 4 options)"
+    col.read_records(file, records, _item, EXPECTED, fix)
+    what = "split (USMLE step)"
+    return col.finish_subset(limit=limit, split=split, setting=setting, what=what)

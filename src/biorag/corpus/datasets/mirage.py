@@ -11,6 +11,7 @@ Each item: ``id`` = ``"<subset>/<qid>"`` (qids repeat across subsets), ``subset`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,9 @@ from biorag.corpus.datasets.common import (
     Collector,
     DatasetLoad,
     as_str_list,
+    choice_item,
     format_error,
     line_of,
-    mc_type,
     options_field,
     read_json,
     resolve_file,
@@ -40,20 +41,10 @@ def _item(subset: str, qid: str, rec: Any) -> QAItem:
         raise ValueError(f"value is {type(rec).__name__}, expected an object")
     question = text_field(rec, "question")
     options = options_field(rec.get("options"))
-    answer = rec.get("answer")
-    if not isinstance(answer, str) or answer.strip() not in options:
-        raise ValueError(f"'answer' {answer!r} is not one of the option letters {list(options)}")
-    return QAItem(
-        id=f"{subset}/{qid}",
-        dataset=NAME,
-        text=question.strip(),
-        options=options,
-        gold=answer.strip(),
-        question_type=mc_type(options),  # type: ignore[arg-type]
-        gold_docs=as_str_list(rec.get("PMID")),
-        subset=subset,
-        meta={"qid": qid},
-    )
+    return choice_item(
+        NAME, f"{subset}/{qid}", question, options, rec.get("answer"), "answer",
+        gold_docs=as_str_list(rec.get("PMID")), subset=subset, meta={"qid": qid},
+    )  # fmt: skip
 
 
 def _subset(split: str | None, setting: str | None, present: list[str]) -> str | None:
@@ -88,21 +79,20 @@ def load(
     present = [str(k) for k in data]
     wanted = _subset(split, setting, present)
     col = Collector(NAME)
-    col.start_file(file)
-    for subset, questions in data.items():
-        if not isinstance(questions, dict):
-            col.skip(file, line_of(raw, f'"{subset}"'), f"subset {subset}: not an object")
-            continue
-        for qid, rec in questions.items():
-            where = f"{subset}/{qid}"
-            try:
-                item = _item(str(subset), str(qid), rec)
-            except ValueError as e:
-                line = line_of(raw, f'"{qid}"', after=f'"{subset}"')
-                col.skip(file, line, f"record {where}: {e}")
+
+    def records() -> Iterator[tuple[None, str, str, str, Any]]:
+        for subset, questions in data.items():
+            if not isinstance(questions, dict):
+                col.skip(file, line_of(raw, f'"{subset}"'), f"subset {subset}: not an object")
                 continue
-            col.add(item, file, None, f"record {where}")
-    col.end_file(file, EXPECTED, "pass MIRAGE's benchmark.json")
+            for qid, rec in questions.items():
+                yield None, f"record {subset}/{qid}", str(subset), str(qid), rec
+
+    def bad_line(subset: str, qid: str, rec: Any) -> int | None:
+        return line_of(raw, f'"{qid}"', after=f'"{subset}"')
+
+    fix = "pass MIRAGE's benchmark.json"
+    col.read_records(file, records(), _item, EXPECTED, fix, bad_line)
     return col.finish(
         limit=limit,
         split=split,

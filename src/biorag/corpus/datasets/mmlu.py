@@ -15,6 +15,8 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 from biorag.corpus.datasets.base import QAItem
@@ -64,7 +66,7 @@ def _files(path: Path) -> list[Path]:
     return files
 
 
-def _item(row: list[str], subject: str, part: str, index: int) -> QAItem:
+def _item(subject: str, part: str, row: list[str], index: int) -> QAItem:
     """One item from a CSV row; :class:`ValueError` says what is wrong with it."""
     if len(row) != 6:
         raise ValueError(f"{len(row)} columns, expected 6 (question,A,B,C,D,answer)")
@@ -87,6 +89,27 @@ def _item(row: list[str], subject: str, part: str, index: int) -> QAItem:
     )
 
 
+def _rows(file: Path, col: Collector) -> Iterator[tuple[int, str, list[str], int]]:
+    """``(line, where, row, index)`` per non-blank CSV row (a CSV error ends the file, skipped
+    into ``col``); ``index`` counts the rows from 0."""
+    reader = csv.reader(io.StringIO(read_text(file, EXPECTED), newline=""))
+    index = 0
+    line = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            col.skip(file, line, f"bad CSV: {e}")
+            break
+        where, start, line = f"line {line}", line, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        yield start, where, row, index
+        index += 1
+
+
 def load(
     path: str | Path,
     *,
@@ -99,36 +122,8 @@ def load(
     files = _files(Path(path))
     col = Collector(NAME)
     for file in files:
-        subject, part = _subject_part(file)
-        col.start_file(file)
-        text = read_text(file, EXPECTED)
-        reader = csv.reader(io.StringIO(text, newline=""))
-        index = 0
-        line = 1
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as e:
-                col.skip(file, line, f"bad CSV: {e}")
-                break
-            where, start, line = f"line {line}", line, reader.line_num + 1
-            if not any(cell.strip() for cell in row):
-                continue
-            index += 1
-            try:
-                item = _item(row, subject, part, index - 1)
-            except ValueError as e:
-                col.skip(file, start, f"{where}: {e}")
-                continue
-            col.add(item, file, start, where)
-        col.end_file(file, EXPECTED, "pass an MMLU <subject>_test.csv or its folder")
-    present = sorted({it.subset for it in col.items})
-    check_choice(split, present, "split (subject)", NAME)
-    return col.finish(
-        limit=limit,
-        split=split,
-        setting=setting,
-        keep=None if split is None else (lambda it: it.subset == split),
-    )
+        make = partial(_item, *_subject_part(file))
+        fix = "pass an MMLU <subject>_test.csv or its folder"
+        col.read_records(file, _rows(file, col), make, EXPECTED, fix)
+    what = "split (subject)"
+    return col.finish_subset(limit=limit, split=split, setting=setting, what=what)

@@ -125,20 +125,20 @@ def load(
         )
     test = _ground_truth(file, ground_truth) if split is not None else None
     col = Collector(NAME)
-    col.start_file(file)
     mismatched = 0
-    for key, rec in data.items():
+
+    def make(key: str, rec: Any) -> QAItem:
+        nonlocal mismatched
         pmid = str(key).strip()
         part = None if test is None else ("test" if pmid in test else "dev")
-        try:
-            item = _item(pmid, rec, setting == "reasoning-required", part)
-        except ValueError as e:
-            col.skip(file, line_of(raw, f'"{key}"'), f"record {pmid}: {e}")
-            continue
+        item = _item(pmid, rec, setting == "reasoning-required", part)
         if test is not None and pmid in test and test[pmid] != item.meta["final_decision"]:
             mismatched += 1
-        col.add(item, file, None, f"record {pmid}")
-    col.end_file(file, EXPECTED, "pass PubMedQA's ori_pqal.json")
+        return item
+
+    records = ((None, f"record {str(key).strip()}", key, rec) for key, rec in data.items())
+    fix = "pass PubMedQA's ori_pqal.json"
+    col.read_records(file, records, make, EXPECTED, fix, lambda key, _: line_of(raw, f'"{key}"'))
     extra: dict[str, Any] = {}
     if test is not None:
         extra["test_missing"] = len(set(test) - set(data))
