@@ -78,7 +78,7 @@ def _streamed(on: bool) -> Iterator[None]:
     if not on:
         yield
         return
-    from biorag.llm.streaming import stream_answers_to
+    from biorag.llm.stream_sink import stream_answers_to
 
     started = False
 

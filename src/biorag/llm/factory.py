@@ -196,8 +196,8 @@ def make_backend(settings: Settings) -> LLMBackend | None:
     if cfg.backend == "none":
         return None
     if cfg.backend == "openai":
-        from biorag.llm.openai_backend import OpenAIBackend
-        from biorag.llm.server_info import ServerRegistry
+        from biorag.llm.openai.backend import OpenAIBackend
+        from biorag.llm.openai.server_info import ServerRegistry
 
         assert cfg.base_url and cfg.model  # checked by LLMSettings
         registry = ServerRegistry(settings.home_path / "llm_servers.json")

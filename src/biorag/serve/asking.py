@@ -162,7 +162,7 @@ class _listening:
             return
         from contextlib import ExitStack
 
-        from biorag.llm.streaming import stream_answers_to
+        from biorag.llm.stream_sink import stream_answers_to
         from biorag.methods.stages import report_stages
 
         on_event = self.on_event

@@ -4,10 +4,10 @@ The API key is read from the environment variable *named* ``api_key_env`` at cal
 never stored on the object, logged, cached or shown in ``repr``. Without that variable no
 ``Authorization`` header is sent (fine for a local server).
 
-On first use the backend asks the server what it is (:mod:`biorag.llm.server_info`): its kind,
-its context window and whether it can count tokens. JSON requests then go out in the strongest
-structured-output form the server takes (:mod:`biorag.llm.structured`), falling back form by
-form on a refusal and remembering what worked.
+On first use the backend asks the server what it is (:mod:`biorag.llm.openai.server_info`): its
+kind, its context window and whether it can count tokens. JSON requests then go out in the
+strongest structured-output form the server takes (:mod:`biorag.llm.openai.structured`), falling
+back form by form on a refusal and remembering what worked.
 
 Errors say which setting to change: an unreachable server (``llm.base_url``), an unknown model
 (``llm.model``), a web page instead of an API, a prompt over the context window. Timeouts: a
@@ -31,30 +31,30 @@ import httpx
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.base import RetryableLLMError, attach_parsed
 from biorag.llm.middleware import LoopSemaphore
-from biorag.llm.openai_errors import (
+from biorag.llm.openai.errors import (
     ContextOverflowError,
     error_body,
     is_context_overflow,
     looks_like_html,
     window_in,
 )
-from biorag.llm.openai_errors import FormatRejected as _FormatRejected
-from biorag.llm.openai_errors import retry_after as _retry_after
-from biorag.llm.repetition import WATCH_MIN_TOKENS
-from biorag.llm.server_info import (
+from biorag.llm.openai.errors import FormatRejected as _FormatRejected
+from biorag.llm.openai.errors import retry_after as _retry_after
+from biorag.llm.openai.server_info import (
     LLAMA_CPP_PYTHON_COUNT,
     ServerInfo,
     ServerRegistry,
     api_root,
     probe,
 )
-from biorag.llm.structured import (
+from biorag.llm.openai.structured import (
     SETTINGS,
     apply_form,
     first_form,
     is_format_rejection,
     next_form,
 )
+from biorag.llm.repetition import WATCH_MIN_TOKENS
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
 from biorag.util.secrets import mask_url, redact_request_secrets
 
@@ -247,7 +247,7 @@ class OpenAIBackend:
     async def chat(self, req: ChatRequest) -> ChatResponse:
         """Send the request in the current structured-output form, stepping down on refusal and
         (once) on a constrained answer that does not parse."""
-        from biorag.llm.streaming import active_sink
+        from biorag.llm.stream_sink import active_sink
 
         sink = active_sink(req)
         if sink is not None:
@@ -387,8 +387,8 @@ class OpenAIBackend:
 
     def watches_loops(self, req: ChatRequest, kind: str) -> bool:
         """Whether ``req`` is streamed so a loop can be stopped at its onset
-        (:mod:`biorag.llm.streaming`): ``llm.stop_loops`` ``on``, or ``auto`` on a server that
-        stops generating when the stream is closed and counts tokens as it goes (llama.cpp,
+        (:mod:`biorag.llm.openai.streaming`): ``llm.stop_loops`` ``on``, or ``auto`` on a server
+        that stops generating when the stream is closed and counts tokens as it goes (llama.cpp,
         vLLM); never for logprobs or short answers."""
         if self.stop_loops == "off" or req.logprobs:
             return False
@@ -399,7 +399,7 @@ class OpenAIBackend:
     async def _send(self, req: ChatRequest, form: str, kind: str) -> ChatResponse:
         body = self._body(req, form, kind)
         if self.watches_loops(req, kind):
-            from biorag.llm.streaming import read_stream
+            from biorag.llm.openai.streaming import read_stream
 
             return await read_stream(self, req, body, form, kind)
         start = time.perf_counter()
@@ -447,8 +447,8 @@ class OpenAIBackend:
 
     async def stream(self, req: ChatRequest, on_text: Callable[[str], None]) -> ChatResponse:
         """Like :meth:`chat` for a plain-text request, handing each piece of text to
-        ``on_text`` as the server sends it (:func:`biorag.llm.streaming.stream_chat`)."""
-        from biorag.llm.streaming import stream_chat
+        ``on_text`` as the server sends it (:func:`biorag.llm.openai.streaming.stream_chat`)."""
+        from biorag.llm.openai.streaming import stream_chat
 
         return await stream_chat(self, req, on_text)
 

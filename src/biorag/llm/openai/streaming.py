@@ -3,7 +3,7 @@
 Two uses share one reader (:func:`read_stream`):
 
 * **the final answer on a terminal** (``biorag ask``): each piece is handed to a callback as it
-  comes (:func:`stream_answers_to`, :func:`stream_chat`);
+  comes (:func:`~biorag.llm.stream_sink.stream_answers_to`, :func:`stream_chat`);
 * **stopping a loop at its onset** (``llm.stop_loops``; by default on llama.cpp and vLLM, which
   stop generating when the stream closes and count tokens as they go): a small model that
   starts repeating the same claim or JSON item would otherwise run to ``max_tokens`` before
@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -38,37 +36,10 @@ from biorag.llm.repetition import find_loop
 from biorag.llm.types import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
-    from biorag.llm.openai_backend import OpenAIBackend
+    from biorag.llm.openai.backend import OpenAIBackend
 
 #: a watched stream is checked for a loop each time this many characters more have come
 CHECK_EVERY_CHARS = 160
-
-_sink: ContextVar[tuple[Callable[[str], None], frozenset[str]] | None] = ContextVar(
-    "biorag_stream_sink", default=None
-)
-
-
-@contextmanager
-def stream_answers_to(
-    on_text: Callable[[str], None], stages: tuple[str, ...] = ("answer",)
-) -> Iterator[None]:
-    """Inside this block (and the tasks it starts), plain-text requests of ``stages`` to a
-    backend that can stream are streamed, each piece handed to ``on_text``."""
-    token = _sink.set((on_text, frozenset(stages)))
-    try:
-        yield
-    finally:
-        _sink.reset(token)
-
-
-def active_sink(req: ChatRequest) -> Callable[[str], None] | None:
-    """The callback to stream ``req`` to, when a block of :func:`stream_answers_to` asks for
-    its stage and it is plain text."""
-    sink = _sink.get()
-    if sink is None or req.json_schema is not None or req.logprobs:
-        return None
-    on_text, stages = sink
-    return on_text if req.stage in stages else None
 
 
 async def stream_chat(
