@@ -19,6 +19,7 @@ from biorag.cli.common import (
     print_accounting,
 )
 from biorag.errors import BioragError, require_question
+from biorag.llm.stream_sink import stream_answers_to
 from biorag.methods.base import cited_sentences
 from biorag.methods.runtime import Runtime
 
@@ -78,8 +79,6 @@ def _streamed(on: bool) -> Iterator[None]:
     if not on:
         yield
         return
-    from biorag.llm.stream_sink import stream_answers_to
-
     started = False
 
     def show(piece: str) -> None:

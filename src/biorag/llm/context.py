@@ -24,6 +24,7 @@ from typing import Any
 from biorag.errors import LLMError
 from biorag.llm.evidence import PASSAGE_BLOCK
 from biorag.llm.middleware import _Wrapper
+from biorag.llm.openai.errors import ContextOverflowError
 from biorag.llm.types import ChatRequest, ChatResponse
 
 log = logging.getLogger("biorag.llm")
@@ -175,8 +176,6 @@ class ContextFitMiddleware(_Wrapper):
         return req.model_copy(update={"messages": messages, "max_tokens": new_max})
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
-        from biorag.llm.openai.errors import ContextOverflowError
-
         window = await self._window()
         if not window:
             try:

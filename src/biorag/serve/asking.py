@@ -22,6 +22,7 @@ from fastapi import HTTPException
 from biorag.errors import BioragError, LLMError
 from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
+from biorag.llm.stream_sink import stream_answers_to
 from biorag.methods.runtime import Runtime
 from biorag.serve.metrics import Metrics
 from biorag.serve.schemas import AskRequest
@@ -162,7 +163,6 @@ class _listening:
             return
         from contextlib import ExitStack
 
-        from biorag.llm.stream_sink import stream_answers_to
         from biorag.methods.stages import report_stages
 
         on_event = self.on_event
