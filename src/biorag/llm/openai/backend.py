@@ -30,19 +30,14 @@ import httpx
 from biorag.errors import LLMError
 from biorag.llm.openai.errors import ContextOverflowError
 from biorag.llm.openai.errors import FormatRejected as _FormatRejected
-from biorag.llm.openai.server_info import (
-    LLAMA_CPP_PYTHON_COUNT,
-    ServerInfo,
-    ServerRegistry,
-    api_root,
-    probe,
-)
+from biorag.llm.openai.server_info import LLAMA_CPP_PYTHON_COUNT, ServerInfo, ServerRegistry, probe
 from biorag.llm.openai.streaming import read_stream
 from biorag.llm.openai.structured import SETTINGS, apply_form, first_form, next_form
 from biorag.llm.openai.transport import BACKEND_NAME, ChatTransport
 from biorag.llm.repetition import WATCH_MIN_TOKENS
 from biorag.llm.stream_sink import active_sink
 from biorag.llm.types import ChatRequest, ChatResponse
+from biorag.util.openai_http import Timeouts, api_root
 from biorag.util.secrets import mask_url
 
 log = logging.getLogger("biorag.llm")
@@ -85,14 +80,8 @@ class OpenAIBackend:
         if stop_loops not in STOP_LOOPS:
             raise ValueError(f"stop_loops must be one of {STOP_LOOPS}")
         self.stop_loops = stop_loops
-        self.transport = ChatTransport(
-            base_url,
-            model,
-            api_key_env,
-            timeout_s,
-            connect_timeout_s=connect_timeout_s,
-            timeout_per_token_s=timeout_per_token_s,
-        )
+        timeouts = Timeouts(timeout_s, timeout_per_token_s, connect_timeout_s)
+        self.transport = ChatTransport(base_url, model, api_key_env, timeouts)
         self.base_url = self.transport.base_url
         self.model = model
         self.structured_output = structured_output

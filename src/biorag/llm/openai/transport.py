@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,14 +25,13 @@ from biorag.llm.middleware import LoopSemaphore
 from biorag.llm.openai.errors import (
     ContextOverflowError,
     FormatRejected,
-    error_body,
     is_context_overflow,
-    looks_like_html,
     retry_after,
     window_in,
 )
 from biorag.llm.openai.structured import is_format_rejection
 from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob
+from biorag.util.openai_http import Timeouts, bearer_headers, error_body, looks_like_html
 from biorag.util.secrets import mask_url, redact_request_secrets
 
 #: ``ChatResponse.backend`` of every answer that came this way
@@ -44,27 +42,17 @@ class ChatTransport:
     """Chat completions of ``model`` at ``base_url`` over ``httpx.AsyncClient``.
 
     The API key is read from the environment variable *named* ``api_key_env`` when a client is
-    made; it is never stored here. Connecting may take ``connect_timeout_s``; reading an answer
-    ``timeout_s`` plus ``timeout_per_token_s`` per requested token. ``slots``: how many requests
-    the server runs at once (None: it does not say, no limit here).
+    made; it is never stored here. ``timeouts``: connecting, and reading an answer per requested
+    token. The HTTP shared with the embedder (key header, timeouts, error bodies) is
+    :mod:`biorag.util.openai_http`'s. ``slots``: how many requests the server runs at once
+    (None: it does not say, no limit here).
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key_env: str = "OPENAI_API_KEY",
-        timeout_s: float = 60.0,
-        *,
-        connect_timeout_s: float = 5.0,
-        timeout_per_token_s: float = 0.25,
-    ) -> None:
+    def __init__(self, base_url: str, model: str, api_key_env: str, timeouts: Timeouts) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
-        self.timeout_s = timeout_s
-        self.connect_timeout_s = connect_timeout_s
-        self.timeout_per_token_s = timeout_per_token_s
+        self.timeouts = timeouts
         self.slots: int | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
@@ -82,8 +70,8 @@ class ChatTransport:
         client = self._clients.get(loop)
         if client is None or client.is_closed:
             client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s),
-                headers=self._headers(),
+                timeout=self.timeouts.for_request(0),
+                headers={"Content-Type": "application/json", **bearer_headers(self.api_key_env)},
             )
             self._clients[loop] = client
         return client
@@ -95,13 +83,6 @@ class ChatTransport:
         if client is not None:
             await client.aclose()
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
     def slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """A hold on one of the server's slots (llama.cpp reports how many it has): requests
         beyond them would only queue inside the server, where their read timeout runs while
@@ -112,13 +93,6 @@ class ChatTransport:
             self._slots = LoopSemaphore(self.slots)
         return self._slots.get()
 
-    def read_timeout(self, max_tokens: int | None) -> float:
-        """Seconds to wait for an answer of up to ``max_tokens`` tokens."""
-        return self.timeout_s + self.timeout_per_token_s * (max_tokens or 0)
-
-    def _timeout(self, max_tokens: int | None) -> httpx.Timeout:
-        return httpx.Timeout(self.read_timeout(max_tokens), connect=self.connect_timeout_s)
-
     # -- sending -------------------------------------------------------------------------------
 
     async def post(self, body: dict[str, Any], max_tokens: int | None) -> httpx.Response:
@@ -126,7 +100,9 @@ class ChatTransport:
         url = self.base_url + "/chat/completions"
         try:
             async with self.slot():
-                return await self.client().post(url, json=body, timeout=self._timeout(max_tokens))
+                return await self.client().post(
+                    url, json=body, timeout=self.timeouts.for_request(max_tokens)
+                )
         except httpx.TransportError as e:
             raise self.transport_error(e, max_tokens) from None
 
@@ -138,7 +114,7 @@ class ChatTransport:
         leaving the block closes the connection. Transport errors are the caller's to map
         (:meth:`transport_error`): they may come while it reads."""
         url = self.base_url + "/chat/completions"
-        timeout = self._timeout(max_tokens)
+        timeout = self.timeouts.for_request(max_tokens)
         async with self.slot(), self.client().stream("POST", url, json=body, timeout=timeout) as r:
             yield r
 
@@ -151,7 +127,7 @@ class ChatTransport:
             )
         if isinstance(e, httpx.TimeoutException):
             return RetryableLLMError(
-                f"{self.where()} gave no answer within {self.read_timeout(max_tokens):.0f}s "
+                f"{self.where()} gave no answer within {self.timeouts.read_s(max_tokens):.0f}s "
                 f"({type(e).__name__}; raise llm.timeout_s for a slow server)",
                 timeout=True,
             )
