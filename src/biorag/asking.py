@@ -18,7 +18,7 @@ from typing import Any
 from biorag.corpus.datasets.base import Question
 from biorag.errors import BioragError
 from biorag.llm.accounting import Accounting
-from biorag.llm.streaming import stream_answers_to
+from biorag.llm.stream_sink import stream_answers_to
 from biorag.methods.base import Answer
 from biorag.methods.registry import build_method
 from biorag.methods.stages import report_stages

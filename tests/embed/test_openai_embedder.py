@@ -258,7 +258,7 @@ def test_cached_embedder_in_a_new_process_sends_nothing(server: FakeServer, tmp_
 
 def test_timeouts_connect_fast_read_scaled_with_the_batch(server: FakeServer) -> None:
     e = OpenAIEmbedder(server.url, "m", timeout_s=30, per_text_timeout_s=0.5)
-    t = e._timeout(64)
+    t = e.timeouts.for_request(64)
     assert t.connect == 5.0 and t.read == 30 + 32
     slow = OpenAIEmbedder(server.url, "m", timeout_s=0.3, per_text_timeout_s=0, max_retries=0)
     server.delay = 1.0

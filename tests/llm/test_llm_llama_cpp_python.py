@@ -14,7 +14,7 @@ from tests.llm.test_llm_servers import SCHEMA, _passages, req
 
 from biorag.llm import LLM
 from biorag.llm.context import ContextTooSmallError, collect_fits
-from biorag.llm.openai_errors import window_in as _window_in
+from biorag.llm.openai.errors import window_in as _window_in
 
 FakeOpenAI = Any
 

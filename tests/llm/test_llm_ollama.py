@@ -17,7 +17,7 @@ from tests.llm.test_llm_servers import _passages, req
 
 from biorag.llm import LLM
 from biorag.llm.context import collect_fits
-from biorag.llm.server_info import OLLAMA_DEFAULT_WINDOW
+from biorag.llm.openai.server_info import OLLAMA_DEFAULT_WINDOW
 
 FakeOpenAI = Any
 

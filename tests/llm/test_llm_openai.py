@@ -13,8 +13,8 @@ import pytest
 from biorag.config import Settings
 from biorag.errors import LLMError
 from biorag.llm import LLM, ChatRequest, build_llm, yes_no_probability
-from biorag.llm.openai_backend import OpenAIBackend
-from biorag.llm.openai_errors import retry_after as _retry_after
+from biorag.llm.openai.backend import OpenAIBackend
+from biorag.llm.openai.errors import retry_after as _retry_after
 
 FakeOpenAI = Any  # the fake_openai fixture (tests/llm/conftest.py)
 

@@ -21,8 +21,8 @@ from biorag.llm import LLM, ChatRequest, build_llm
 from biorag.llm.context import ContextTooSmallError, collect_fits, drop_last_passage
 from biorag.llm.endpoints import EndpointPool
 from biorag.llm.evidence import format_passages
-from biorag.llm.openai_backend import OpenAIBackend
-from biorag.llm.server_info import ServerRegistry
+from biorag.llm.openai.backend import OpenAIBackend
+from biorag.llm.openai.server_info import ServerRegistry
 
 FakeOpenAI = Any
 SCHEMA = {"title": "Verdict", "type": "object", "required": ["answer"]}
@@ -263,7 +263,7 @@ def test_httpx_is_the_transport() -> None:
 async def test_the_answer_stage_streams_when_asked(
     fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
 ) -> None:
-    from biorag.llm.streaming import stream_answers_to
+    from biorag.llm.stream_sink import stream_answers_to
 
     def sse(body: dict[str, Any]) -> Any:
         assert body["stream"] is True

@@ -10,18 +10,17 @@ probe request. Vectors are L2-normalized here (llama-server may return unnormali
 Every failure a user can fix is a one-line :class:`~biorag.errors.BioragError` naming the
 setting to change: nothing listening at ``embed.base_url``, a web page instead of the API, a
 model the server does not serve (``embed.model``), a rejected key, a text longer than the
-server's batch.
+server's batch. The HTTP it shares with the chat backend (the key header, the timeouts, reading
+an error body, telling a web page from the API) is :mod:`biorag.util.openai_http`'s.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -29,7 +28,14 @@ import numpy as np
 from biorag.embed.base import empty, l2_normalize
 from biorag.errors import BioragError
 from biorag.util.files import write_json_atomic
-from biorag.util.secrets import mask_url, redact_request_secrets
+from biorag.util.openai_http import (
+    Timeouts,
+    api_base,
+    bearer_headers,
+    error_body,
+    looks_like_html,
+)
+from biorag.util.secrets import mask_url
 
 log = logging.getLogger(__name__)
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -45,10 +51,7 @@ _dims_lock = threading.Lock()
 
 def embeddings_url(base_url: str) -> str:
     """``<base_url>/embeddings``; a bare ``http://host:port`` gets ``/v1`` first."""
-    base = base_url.rstrip("/")
-    if urlsplit(base).path in ("", "/"):
-        base += "/v1"
-    return base + "/embeddings"
+    return api_base(base_url) + "/embeddings"
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -57,31 +60,9 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 def _server_message(resp: httpx.Response) -> str:
-    """The error message of an error answer (OpenAI, vLLM, Ollama, llama.cpp shapes), one line,
-    without any credential the request carried (some servers echo the key back)."""
-    return redact_request_secrets(_read_server_message(resp), resp)
-
-
-def _read_server_message(resp: httpx.Response) -> str:
-    try:
-        body: Any = resp.json()
-    except ValueError:
-        return _one_line(resp.text)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            err = err.get("message") or err.get("detail") or err
-        if isinstance(body.get("detail"), str):
-            err = body["detail"]
-        if isinstance(err, str):
-            return _one_line(err)
-    return _one_line(json.dumps(body))
-
-
-def _looks_like_html(resp: httpx.Response) -> bool:
-    ctype = resp.headers.get("content-type", "").lower()
-    head = resp.text[:200].lstrip().lower()
-    return "html" in ctype or head.startswith(("<!doctype", "<html", "<?xml"))
+    """The error message of an error answer, on one line (read by
+    :func:`~biorag.util.openai_http.error_body`, without any credential the request carried)."""
+    return _one_line(error_body(resp)[0])
 
 
 class OpenAIEmbedder:
@@ -117,9 +98,7 @@ class OpenAIEmbedder:
         self.api_key_env = api_key_env
         self.batch_size = batch_size
         self.max_retries = max_retries
-        self.timeout_s = timeout_s
-        self.per_text_timeout_s = per_text_timeout_s
-        self.connect_timeout_s = connect_timeout_s
+        self.timeouts = Timeouts(timeout_s, per_text_timeout_s, connect_timeout_s)
         self._client = client or httpx.Client()
         self._dim: int | None = None
         self._dim_remembered = False  # _dim came from the state file, not from this server
@@ -194,14 +173,6 @@ class OpenAIEmbedder:
         )
 
     # -- requests ----------------------------------------------------------------------------
-    def _headers(self) -> dict[str, str]:
-        key = os.environ.get(self.api_key_env)
-        return {"Authorization": f"Bearer {key}"} if key else {}
-
-    def _timeout(self, n: int) -> httpx.Timeout:
-        read = self.timeout_s + self.per_text_timeout_s * n
-        return httpx.Timeout(read, connect=self.connect_timeout_s)
-
     def _post(self, batch: list[str]) -> list[list[float]]:
         """One batch's vectors; transient failures are retried (tenacity) with exponential
         backoff (0.5 s doubling, at most 8 s) up to ``max_retries`` times."""
@@ -235,7 +206,10 @@ class OpenAIEmbedder:
         where = mask_url(self.url)
         try:
             resp = self._client.post(
-                self.url, json=payload, headers=self._headers(), timeout=self._timeout(len(batch))
+                self.url,
+                json=payload,
+                headers=bearer_headers(self.api_key_env),
+                timeout=self.timeouts.for_request(len(batch)),
             )
         except httpx.ConnectError as e:
             if not self._answered:
@@ -249,7 +223,7 @@ class OpenAIEmbedder:
             if kind == "connect" and not self._answered:
                 raise BioragError(
                     f"the embedding server at {where} did not accept a connection within "
-                    f"{self.connect_timeout_s:g}s; check embed.base_url "
+                    f"{self.timeouts.connect_s:g}s; check embed.base_url "
                     f"(now {mask_url(self.base_url)!r})"
                 ) from None
             raise _Transient(f"no {kind} within the timeout ({type(e).__name__})") from None
@@ -268,7 +242,7 @@ class OpenAIEmbedder:
         where = mask_url(self.url)
         base = f"embed.base_url (now {mask_url(self.base_url)!r})"
         if resp.status_code == 200:
-            if _looks_like_html(resp):
+            if looks_like_html(resp):
                 raise BioragError(
                     f"{where} answered a web page, not an OpenAI-compatible embeddings API; set "
                     f"{base} to the API root, e.g. http://localhost:8080/v1"
@@ -292,12 +266,12 @@ class OpenAIEmbedder:
                 f"embedding endpoint {where} answered HTTP {status} ({message}); check the key in "
                 f"${self.api_key_env}"
             )
-        if status in (400, 404, 422) and "model" in message.lower() and not _looks_like_html(resp):
+        if status in (400, 404, 422) and "model" in message.lower() and not looks_like_html(resp):
             raise BioragError(
                 f"the embedding server at {where} does not serve embed.model {self.model!r} "
                 f"(HTTP {status}: {message}); set embed.model to a model it serves"
             )
-        if _looks_like_html(resp) or status in (404, 405):
+        if looks_like_html(resp) or status in (404, 405):
             raise BioragError(
                 f"{where} is not an OpenAI-compatible embeddings endpoint (HTTP {status}); set "
                 f"{base} to the API root, e.g. http://localhost:8080/v1"

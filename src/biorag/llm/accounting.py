@@ -26,7 +26,7 @@ class StageStats:
     ``parse_failures`` counts JSON requests whose answer could not be parsed;
     ``repetition_cuts`` counts answers whose degenerate loop was cut off
     (:mod:`biorag.llm.repetition`), ``loops_stopped`` those of them whose stream was closed at
-    the loop's onset, so the server stopped generating (:mod:`biorag.llm.streaming`);
+    the loop's onset, so the server stopped generating (:mod:`biorag.llm.openai.streaming`);
     ``fallbacks`` counts items an operator handed to its
     no-LLM floor (or answered some other lesser way) because the model's answer was unusable
     or its request failed.

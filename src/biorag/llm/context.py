@@ -24,6 +24,7 @@ from typing import Any
 from biorag.errors import LLMError
 from biorag.llm.evidence import PASSAGE_BLOCK
 from biorag.llm.middleware import _Wrapper
+from biorag.llm.openai.errors import ContextOverflowError
 from biorag.llm.types import ChatRequest, ChatResponse
 
 log = logging.getLogger("biorag.llm")
@@ -96,7 +97,7 @@ class ContextFitMiddleware(_Wrapper):
 
     ``backend`` is the backend whose window and token counter are used (wrappers pass them
     through). A window a server states only by refusing a prompt is remembered by the backend
-    that met the refusal (:class:`~biorag.llm.openai_backend.OpenAIBackend`), so every client
+    that met the refusal (:class:`~biorag.llm.openai.backend.OpenAIBackend`), so every client
     of that backend fits to it from then on.
     """
 
@@ -175,8 +176,6 @@ class ContextFitMiddleware(_Wrapper):
         return req.model_copy(update={"messages": messages, "max_tokens": new_max})
 
     async def chat(self, req: ChatRequest) -> ChatResponse:
-        from biorag.llm.openai_errors import ContextOverflowError
-
         window = await self._window()
         if not window:
             try:

@@ -14,12 +14,17 @@ from biorag.llm.accounting import Accounting
 from biorag.llm.base import LLMBackend
 from biorag.llm.cache import SQLiteCache
 from biorag.llm.context import ContextFitMiddleware
+from biorag.llm.dry_run import dry_run_responder
+from biorag.llm.endpoints import EndpointPool
 from biorag.llm.middleware import (
     AccountingMiddleware,
     CacheMiddleware,
     ConcurrencyLimit,
     RetryMiddleware,
 )
+from biorag.llm.mock_backend import MockBackend
+from biorag.llm.openai.backend import OpenAIBackend
+from biorag.llm.openai.server_info import ServerRegistry
 from biorag.llm.types import ChatRequest, ChatResponse
 
 T = TypeVar("T")
@@ -196,9 +201,6 @@ def make_backend(settings: Settings) -> LLMBackend | None:
     if cfg.backend == "none":
         return None
     if cfg.backend == "openai":
-        from biorag.llm.openai_backend import OpenAIBackend
-        from biorag.llm.server_info import ServerRegistry
-
         assert cfg.base_url and cfg.model  # checked by LLMSettings
         registry = ServerRegistry(settings.home_path / "llm_servers.json")
         backends = [
@@ -218,8 +220,6 @@ def make_backend(settings: Settings) -> LLMBackend | None:
         ]
         if len(backends) == 1:
             return backends[0]
-        from biorag.llm.endpoints import EndpointPool
-
         return EndpointPool(backends, per_endpoint=cfg.endpoint_concurrency)
     if cfg.backend == "hf":
         from biorag.llm.hf_backend import HFBackend
@@ -233,15 +233,11 @@ def make_backend(settings: Settings) -> LLMBackend | None:
             stop_loops=cfg.stop_loops != "off",
         )
     if cfg.backend == "mock":
-        from biorag.llm.mock_backend import MockBackend
-
         if not cfg.mock_script:
             raise ConfigError(
                 "backend 'mock' needs llm.mock_script (a JSON/JSONL rule file, or 'dry-run')"
             )
         if cfg.mock_script == "dry-run":
-            from biorag.llm.dry_run import dry_run_responder
-
             return MockBackend(responder=dry_run_responder, model=cfg.model or "dry-run")
         return MockBackend.from_file(cfg.mock_script, model=cfg.model)
     raise ConfigError(f"unknown llm.backend {cfg.backend!r}")

@@ -4,7 +4,7 @@ transformers' ``stop_strings`` needs a well-behaved vocabulary; this criterion d
 continuation instead, so it works with any tokenizer. With ``watch_loops`` it also checks the
 continuation for a degenerate loop (:func:`~biorag.llm.repetition.find_loop`) every
 :data:`LOOP_CHECK_EVERY` tokens and stops there, as the server path closes its stream
-(:mod:`biorag.llm.streaming`); ``looped`` then says so.
+(:mod:`biorag.llm.openai.streaming`); ``looped`` then says so.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Streamed completions (``stream: true``): text as the server sends it, loops stopped early.
 
-Two uses share one reader (:func:`read_stream`):
+Two uses share one reader (:func:`read_stream`), which sends through the backend's
+:class:`~biorag.llm.openai.transport.ChatTransport`:
 
 * **the final answer on a terminal** (``biorag ask``): each piece is handed to a callback as it
-  comes (:func:`stream_answers_to`, :func:`stream_chat`);
+  comes (:func:`~biorag.llm.stream_sink.stream_answers_to`,
+  :meth:`~biorag.llm.openai.backend.OpenAIBackend.stream`);
 * **stopping a loop at its onset** (``llm.stop_loops``; by default on llama.cpp and vLLM, which
   stop generating when the stream closes and count tokens as they go): a small model that
   starts repeating the same claim or JSON item would otherwise run to ``max_tokens`` before
@@ -26,62 +28,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 
 from biorag.llm.base import RetryableLLMError
+from biorag.llm.openai.transport import ChatTransport
 from biorag.llm.repetition import find_loop
 from biorag.llm.types import ChatRequest, ChatResponse
 
-if TYPE_CHECKING:
-    from biorag.llm.openai_backend import OpenAIBackend
+#: counts a prompt's tokens by the server's counter (None when it cannot)
+TokenCounter = Callable[[list[dict[str, str]]], Awaitable[int | None]]
 
 #: a watched stream is checked for a loop each time this many characters more have come
 CHECK_EVERY_CHARS = 160
-
-_sink: ContextVar[tuple[Callable[[str], None], frozenset[str]] | None] = ContextVar(
-    "biorag_stream_sink", default=None
-)
-
-
-@contextmanager
-def stream_answers_to(
-    on_text: Callable[[str], None], stages: tuple[str, ...] = ("answer",)
-) -> Iterator[None]:
-    """Inside this block (and the tasks it starts), plain-text requests of ``stages`` to a
-    backend that can stream are streamed, each piece handed to ``on_text``."""
-    token = _sink.set((on_text, frozenset(stages)))
-    try:
-        yield
-    finally:
-        _sink.reset(token)
-
-
-def active_sink(req: ChatRequest) -> Callable[[str], None] | None:
-    """The callback to stream ``req`` to, when a block of :func:`stream_answers_to` asks for
-    its stage and it is plain text."""
-    sink = _sink.get()
-    if sink is None or req.json_schema is not None or req.logprobs:
-        return None
-    on_text, stages = sink
-    return on_text if req.stage in stages else None
-
-
-async def stream_chat(
-    backend: OpenAIBackend, req: ChatRequest, on_text: Callable[[str], None]
-) -> ChatResponse:
-    """Answer ``req`` through ``backend`` with ``stream: true``, handing each piece of text
-    to ``on_text`` as the server sends it; JSON and logprob requests are answered whole."""
-    info = await backend.server_info()
-    if req.json_schema is not None or req.logprobs:
-        return await backend.chat(req)
-    body = backend._body(req, "none", info.kind)
-    watch = backend.watches_loops(req, info.kind)
-    return await read_stream(backend, req, body, "none", info.kind, on_text=on_text, watch=watch)
 
 
 class _Reader:
@@ -136,43 +97,42 @@ class _Reader:
 
 
 async def read_stream(
-    backend: OpenAIBackend,
+    transport: ChatTransport,
     req: ChatRequest,
     body: dict[str, Any],
     form: str,
     kind: str,
     *,
+    count_tokens: TokenCounter,
     on_text: Callable[[str], None] | None = None,
     watch: bool = True,
 ) -> ChatResponse:
-    """Send ``body`` (built for ``form``) with ``stream: true`` and read the answer, handing
-    each piece to ``on_text``; with ``watch``, close the stream at the first loop."""
+    """Send ``body`` (built for ``form``, to a server of ``kind``) through ``transport`` with
+    ``stream: true`` and read the answer, handing each piece to ``on_text``; with ``watch``,
+    close the stream at the first loop. ``count_tokens`` counts the prompt where the server
+    reported no token counts."""
     body = dict(body, stream=True, stream_options={"include_usage": True})
     if kind == "llama.cpp":
         body["timings_per_token"] = True  # exact counts even for a stream closed early
     elif kind == "vllm":
         body["stream_options"]["continuous_usage_stats"] = True  # usage in every chunk
-    url = backend.base_url + "/chat/completions"
-    timeout = httpx.Timeout(backend.read_timeout(req.max_tokens), connect=backend.connect_timeout_s)
     start = time.perf_counter()
     reader = _Reader(on_text)
     looped = False
     try:
-        async with (
-            backend.slot(),
-            backend._client().stream("POST", url, json=body, timeout=timeout) as r,
-        ):
+        async with transport.open_stream(body, req.max_tokens) as r:
             if r.status_code >= 400:
                 await r.aread()
-                backend._check_status(r, form)
+                transport.check_status(r, form)
             if "text/event-stream" not in r.headers.get("content-type", ""):
                 await r.aread()
                 if not r.text.lstrip().startswith("data:"):  # the server answered whole
-                    return backend._completion(req, r, time.perf_counter() - start)
+                    return transport.completion(req, r, time.perf_counter() - start)
                 for line in r.text.splitlines():  # a stream sent without its content type
                     if not reader.take(line):
                         break
-                return await _finish(backend, req, body, reader, False, time.perf_counter() - start)
+                latency = time.perf_counter() - start
+                return await _finish(transport, req, body, reader, False, latency, count_tokens)
             checked = 0
             async for line in r.aiter_lines():
                 if not reader.take(line):
@@ -183,19 +143,21 @@ async def read_stream(
                         looped = True
                         break  # leaving the block closes the connection: the server stops
     except httpx.TransportError as e:
-        raise backend.transport_error(e, req.max_tokens) from None
+        raise transport.transport_error(e, req.max_tokens) from None
     if reader.chunks == 0:
-        raise RetryableLLMError(f"{backend.where()} sent an empty or unreadable answer stream")
-    return await _finish(backend, req, body, reader, looped, time.perf_counter() - start)
+        raise RetryableLLMError(f"{transport.where()} sent an empty or unreadable answer stream")
+    latency = time.perf_counter() - start
+    return await _finish(transport, req, body, reader, looped, latency, count_tokens)
 
 
 async def _finish(
-    backend: OpenAIBackend,
+    transport: ChatTransport,
     req: ChatRequest,
     body: dict[str, Any],
     reader: _Reader,
     looped: bool,
     latency: float,
+    count_tokens: TokenCounter,
 ) -> ChatResponse:
     usage = dict(reader.usage)
     estimated = False
@@ -207,12 +169,12 @@ async def _finish(
                 "completion_tokens": int(t["predicted_n"]),
             }
         elif reader.pieces:
-            prompt = await backend.count_tokens(body.get("messages") or [])
+            prompt = await count_tokens(body.get("messages") or [])
             usage = {"prompt_tokens": prompt or 0, "completion_tokens": reader.pieces}
             estimated = True
-    data = {"usage": usage, "model": reader.model or backend.model}
+    data = {"usage": usage, "model": reader.model or transport.model}
     choice = {"finish_reason": "loop" if looped else reader.finish}
     message = {"reasoning_content": "".join(reader.reasoning)}
-    resp = backend._response(req, data, choice, reader.text(), message, latency)
+    resp = transport.response(req, data, choice, reader.text(), message, latency)
     resp.tokens_estimated = estimated
     return resp

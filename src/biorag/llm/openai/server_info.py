@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 
 from biorag.util.files import write_text_atomic
+from biorag.util.openai_http import api_root
 from biorag.util.secrets import mask_url
 
 log = logging.getLogger("biorag.llm")
@@ -57,12 +58,6 @@ class ServerInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def api_root(base_url: str) -> str:
-    """The server root of an OpenAI base URL (``http://h:8080/v1`` -> ``http://h:8080``)."""
-    url = base_url.rstrip("/")
-    return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
 async def _get_json(client: httpx.AsyncClient, url: str, info: ServerInfo) -> Any | None:
