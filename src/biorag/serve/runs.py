@@ -168,7 +168,7 @@ class RunManager(QueueWorker[str]):
         }
 
     def answers(self, name: str, method: str | None, offset: int, limit: int) -> dict[str, Any]:
-        from biorag.eval.records import read_predictions
+        from biorag.eval.run.records import read_predictions
 
         rows = read_predictions(self.run_dir(name) / "predictions.jsonl")
         if method:
@@ -201,7 +201,7 @@ class RunManager(QueueWorker[str]):
                 self._write(name, status="failed", error=error)
 
     def _run(self, name: str) -> None:
-        from biorag.eval.runner import run_eval
+        from biorag.eval.run.runner import run_eval
         from biorag.executor import build_executor
 
         state = _read_json(self.root / name / STATE_FILE) or {}
@@ -230,7 +230,7 @@ class RunManager(QueueWorker[str]):
                          executor=executor)  # fmt: skip
         finally:
             executor.close()
-        from biorag.eval.report import write_report
+        from biorag.eval.report.writer import write_report
 
         write_report(self.root / name)
         self._write(name, status="done", finished_at=time.time())

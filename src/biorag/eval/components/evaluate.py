@@ -1,8 +1,8 @@
 """CLAIMS' component metrics over one run (paper 4.3, appendix L): :func:`evaluate_components`
 runs every metric that applies to a :class:`~biorag.methods.claims.ClaimsRun`.
 
-The metrics are defined in :mod:`biorag.eval.component_metrics` (relation extraction, graph
-summarization; see its docstring for each definition) and :mod:`biorag.eval.components_graph`
+The metrics are defined in :mod:`biorag.eval.components.metrics` (relation extraction, graph
+summarization; see its docstring for each definition) and :mod:`biorag.eval.components.communities`
 (graph vs semantic communities); both are re-exported here.
 """
 
@@ -16,7 +16,13 @@ import numpy as np
 
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError, LLMUnavailableError
-from biorag.eval.component_metrics import (
+from biorag.eval.components.communities import (
+    community_comparison,
+    graph_communities,
+    semantic_communities,
+    share_of_wins,
+)
+from biorag.eval.components.metrics import (
     CLAIMS_SCHEMA,
     PROMPTS,
     SPACY_MODELS,
@@ -34,12 +40,6 @@ from biorag.eval.component_metrics import (
     relevancy,
     semantic_similarity,
     source_diversity,
-)
-from biorag.eval.components_graph import (
-    community_comparison,
-    graph_communities,
-    semantic_communities,
-    share_of_wins,
 )
 
 __all__ = [

@@ -1,9 +1,9 @@
 """The five-point judged answer score of an evaluation run (BioCDQA's GPT-4 evaluation).
 
 After the runner has answered, :func:`judge_answers` asks a judge model
-(:func:`biorag.eval.judge_score.five_point_score`) to score the latest successful answer of
+(:func:`biorag.eval.judging.five_point.five_point_score`) to score the latest successful answer of
 every method on every question with an ideal answer
-(:func:`~biorag.eval.run_metrics.ideal_answer`): BioCDQA's
+(:func:`~biorag.eval.run.scoring.ideal_answer`): BioCDQA's
 questions, every BioASQ question (``meta["ideal_answer"]``, the first) and any summary/free
 question with a string gold answer.
 
@@ -19,7 +19,7 @@ everything again (older judgments stay in the file). A
 judge call that fails is not stored: it is counted (``failed``) and tried again on the next
 run. A judge answer without a usable score is stored with ``score: null`` (``unusable``).
 
-``biorag.eval.run_metrics.judged_blocks`` turns the file into each method's ``judged`` block
+``biorag.eval.run.scoring.judged_blocks`` turns the file into each method's ``judged`` block
 of ``metrics.json``;
 :func:`open_judge` decides from ``[judge]`` (and ``--judge``) whether to judge and builds the
 judge model; :func:`rejudge_run` judges an existing run directory again without answering.
@@ -37,8 +37,8 @@ from typing import Any
 from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval import judge_score
-from biorag.eval.records import (
+from biorag.eval.judging import five_point
+from biorag.eval.run.records import (
     JUDGMENTS_FILE,
     PREDICTIONS_FILE,
     RecordWriter,
@@ -49,7 +49,7 @@ from biorag.eval.records import (
     read_judgments,
     read_predictions,
 )
-from biorag.eval.run_metrics import ideal_answer, judged_blocks
+from biorag.eval.run.scoring import ideal_answer, judged_blocks
 from biorag.llm.shared import SharedLLM
 
 log = logging.getLogger("biorag.eval")
@@ -184,7 +184,7 @@ def _judgment(
     text: str,
     judge: JudgeModel,
     prompt: str,
-    got: judge_score.JudgeScore,
+    got: five_point.JudgeScore,
     report: dict[str, Any],
     start: float,
 ) -> dict[str, Any]:
@@ -227,7 +227,7 @@ async def judge_answers(
     finishes. After ``max_consecutive_failures`` failed calls in a row (the judge server is
     down, say) judging stops with a note; the rest are judged on the next run.
     """
-    from biorag.eval.judge_score import five_point_score
+    from biorag.eval.judging.five_point import five_point_score
     from biorag.llm.accounting import Accounting
     from biorag.util.progress import progress_bar
 
@@ -235,7 +235,7 @@ async def judge_answers(
     path = out / JUDGMENTS_FILE
     done = {judgment_key(j) for j in read_judgments(path, repair=True)}
     records = read_predictions(out / PREDICTIONS_FILE)
-    prompt = judge_score.prompt_version()  # read once: the template files are hashed
+    prompt = five_point.prompt_version()  # read once: the template files are hashed
     pending, already = _pending(items, methods, records, done, judge.model_id, prompt)
     stats = JudgeStats(already_judged=already)
     if not pending:
@@ -337,8 +337,8 @@ async def arejudge_run(
     loader: Any | None = None,
 ) -> tuple[dict[str, Any], JudgeStats]:
     """:func:`rejudge_run` for code already inside an event loop."""
-    from biorag.eval.records import METRICS_FILE, RUN_FILE, read_json
-    from biorag.eval.run_metrics import run_metrics
+    from biorag.eval.run.records import METRICS_FILE, RUN_FILE, read_json
+    from biorag.eval.run.scoring import run_metrics
     from biorag.util.files import write_json_atomic
 
     started = time.perf_counter()

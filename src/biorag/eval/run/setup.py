@@ -1,6 +1,6 @@
 """The steps before an evaluation answers anything: its arguments checked, its questions loaded,
 its methods built (so a bad option fails first), its questions masked when asked, and its run
-directory locked and described in ``run.json``. :func:`biorag.eval.runner.arun_eval` calls them
+directory locked and described in ``run.json``. :func:`biorag.eval.run.runner.arun_eval` calls them
 in this order."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from biorag.corpus.datasets.base import QAItem
 from biorag.corpus.models import SkippedRecord
 from biorag.errors import BioragError
 from biorag.eval.metrics.official import check_scoring
-from biorag.eval.records import RunDirLock
-from biorag.eval.run_config import check_or_write_run_config, run_config
+from biorag.eval.run.config import check_or_write_run_config, run_config
+from biorag.eval.run.records import RunDirLock
 from biorag.llm.shared import SharedLLM
 from biorag.runtime import Runtime
 
@@ -110,7 +110,7 @@ async def mask_questions(
 ) -> tuple[list[QAItem], dict[str, Any]]:
     """The questions with their entities masked (CLAIMS table 4), and the masking's counts and
     LLM use."""
-    from biorag.eval.masked_items import mask_items
+    from biorag.eval.run.masking import mask_items
     from biorag.llm.accounting import Accounting
 
     acc = Accounting()
@@ -130,7 +130,7 @@ def claim_run_dir(
 ) -> RunDirLock:
     """Lock ``out`` (a second run into it is refused before it touches anything), then check
     ``run.json`` against this run (a resume must match) or write it. ``run`` holds the
-    arguments :func:`~biorag.eval.run_config.run_config` records, plus ``limit`` and
+    arguments :func:`~biorag.eval.run.config.run_config` records, plus ``limit`` and
     ``mask_entities``. The caller releases the lock."""
     lock = RunDirLock(out)
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from biorag.config import Settings, masked_dict
 from biorag.errors import BioragError
-from biorag.eval.records import RUN_FILE, read_json
+from biorag.eval.run.records import RUN_FILE, read_json
 from biorag.util.files import write_json_atomic
 
 log = logging.getLogger("biorag.eval")

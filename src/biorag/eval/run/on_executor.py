@@ -4,7 +4,7 @@ Each Ray actor builds, once, what the runner builds in its own process: a
 :class:`~biorag.runtime.Runtime` (embedder, index searcher, reranker, its one shared LLM) from
 the run's settings, and one event loop; then it
 answers each batch of (method, question) pairs with
-:func:`~biorag.eval.answering.answer_question`, ``concurrency`` at a time, as the runner would.
+:func:`~biorag.eval.run.answering.answer_question`, ``concurrency`` at a time, as the runner would.
 The driver appends each batch's prediction records to ``predictions.jsonl`` as the batch
 returns, so a killed run resumes, like a local one, with the pairs that have no record.
 
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from biorag.corpus.datasets.base import QAItem
-from biorag.eval.answering import answer_question
-from biorag.eval.records import PredictionWriter
+from biorag.eval.run.answering import answer_question
+from biorag.eval.run.records import PredictionWriter
 
 #: pairs per batch for each concurrent answer a worker runs: small batches are committed often
 PAIRS_PER_SLOT = 2

@@ -1,13 +1,13 @@
 """``biorag eval components``: CLAIMS' component metrics over a benchmark (paper tables 2-5).
 
 For every question the ``claims`` method answers (with the method options given), then
-:func:`~biorag.eval.components.evaluate_components` scores the run it built: relation extraction
-(reference score, semantic similarity, key claim retention: table 2), graph construction (graph
-against semantic communities: table 3) and graph summarization (faithfulness, relevancy and
-source diversity of the layerwise, graph and semantic summaries: tables 4-5). The judge is the
-``[judge]`` model (the paper's Mixtral-8x7B beside the Mistral that answers) when one is
-configured, else the answering ``[llm]``; without any model the judged metrics are listed as
-skipped.
+:func:`~biorag.eval.components.evaluate.evaluate_components` scores the run it built: relation
+extraction (reference score, semantic similarity, key claim retention: table 2), graph
+construction (graph against semantic communities: table 3) and graph summarization
+(faithfulness, relevancy and source diversity of the layerwise, graph and semantic summaries:
+tables 4-5). The judge is the ``[judge]`` model (the paper's Mixtral-8x7B beside the Mistral
+that answers) when one is configured, else the answering ``[llm]``; without any model the judged
+metrics are listed as skipped.
 
 One line per question goes to ``OUT/components.jsonl`` as it finishes (a killed run resumes
 where it stopped); ``OUT/components.json`` holds the means over the questions that have each
@@ -24,7 +24,7 @@ from typing import Any
 from biorag.asking import PreparedAsk, prepare
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.components import evaluate_components
+from biorag.eval.components.evaluate import evaluate_components
 from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.runtime import Runtime
