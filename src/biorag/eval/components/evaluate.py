@@ -41,6 +41,7 @@ from biorag.eval.components.metrics import (
     semantic_similarity,
     source_diversity,
 )
+from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
 
 __all__ = [
     "CLAIMS_SCHEMA",
@@ -96,8 +97,6 @@ async def _add_communities(
     """Compare graph and semantic communities; add their summary sets (or say why not)."""
     if run.graph is not None and run.coi:
         if summarizer is None:
-            from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
-
             summarizer = (
                 LLMSummarizer(llm, embedder=embedder) if llm else ExtractiveSummarizer(embedder)
             )

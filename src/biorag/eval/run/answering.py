@@ -13,6 +13,7 @@ from typing import Any
 
 from biorag.asking import PreparedAsk, prepare
 from biorag.corpus.datasets.base import QAItem
+from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
 from biorag.eval.run.scoring import is_multiple_choice
 from biorag.methods.base import Answer
 from biorag.runtime import Runtime
@@ -67,8 +68,6 @@ def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> li
 def _snippets(rt: Any, item: QAItem, answer: Any | None) -> list[dict[str, Any]] | None:
     """BioASQ: the snippets (article, section, character range) that the answer's retrieved
     chunks cover, for the snippet measures; None for other questions or without retrieval."""
-    from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
-
     if answer is None or not item.meta.get("gold_snippet_spans") or not rt.index_paths:
         return None
     chunks = [e for e in answer.evidence if e.corpus != "given" and e.doc_id and e.end]

@@ -27,9 +27,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.eval.run.answering import answer_question
 from biorag.eval.run.records import PredictionWriter
+from biorag.runtime import Runtime
 
 #: pairs per batch for each concurrent answer a worker runs: small batches are committed often
 PAIRS_PER_SLOT = 2
@@ -45,9 +47,6 @@ class AnswerWorker:
         method_options: dict[str, dict[str, Any]],
         concurrency: int,
     ) -> None:
-        from biorag.config import Settings
-        from biorag.runtime import Runtime
-
         s = Settings.model_validate({**settings, "executor": {"kind": "local"}})
         self.loop = asyncio.new_event_loop()
         self.base = Runtime(s, [Path(p) for p in index_paths])

@@ -33,6 +33,7 @@ from typing import Any
 
 from biorag.config import Settings
 from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
+from biorag.corpus.datasets import canonical_name
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval.judging.judge_run import JudgeModel, judge_answers, open_judge, run_judged_blocks
@@ -144,8 +145,6 @@ async def arun_eval(
     started = time.perf_counter()
     out = Path(out_dir)
     if loader is None:
-        from biorag.corpus.datasets import canonical_name
-
         dataset = canonical_name(dataset)
     index_paths = [Path(p) for p in (index_paths or [])]
     method_options = dict(method_options or {})

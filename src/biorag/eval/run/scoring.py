@@ -19,6 +19,7 @@ from dataclasses import fields
 from typing import Any
 
 from biorag.corpus.datasets.base import QAItem
+from biorag.eval.judging import five_point
 from biorag.eval.run.records import answer_sha256, judged_text, judgment_key, latest_records
 from biorag.llm.accounting import StageStats
 
@@ -132,9 +133,7 @@ def judged_blocks(
     missing. ``eligible = n + unscored + no_answer``. ``accounting``: the judge's calls and
     tokens for the judgments counted.
     """
-    from biorag.eval.judging.five_point import prompt_version
-
-    version = prompt_version() if prompt is None else prompt
+    version = five_point.prompt_version() if prompt is None else prompt
     eligible = [it for it in items if ideal_answer(it) is not None]
     if model_id is None:
         return {m: {"note": note or "not judged", "eligible": len(eligible)} for m in methods}
@@ -186,7 +185,7 @@ def judged_blocks(
 
 def dataset_scorer() -> Callable[..., dict[str, Any]] | None:
     """``biorag.eval.metrics.score_dataset``, or None when that package is not installed."""
-    try:
+    try:  # lazy: the metrics package may be left out of an install (its absence is the None)
         from biorag.eval.metrics import score_dataset
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("biorag.eval.metrics"):
