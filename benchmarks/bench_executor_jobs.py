@@ -70,7 +70,7 @@ def strata_job(n: int, settings: dict[str, Any]) -> tuple[type, tuple, list[str]
 
 def eval_job(n: int, settings: dict[str, Any]) -> tuple[type, tuple, list[str], int]:
     from biorag.corpus.datasets import load_dataset
-    from biorag.eval.run_on_executor import AnswerWorker
+    from biorag.eval.run.on_executor import AnswerWorker
 
     items = load_dataset("pubmedqa", PQAL, setting="reasoning-required", limit=n).items
     units = [json.dumps({"method": "claims", "item": it.model_dump(mode="json")}) for it in items]

@@ -131,7 +131,7 @@ def ensure_kg(ds: str, setting: list[str], n: int, env: dict[str, str], key: str
 
 def latest_predictions(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """The latest record of each (method, question) of ``run`` (a resumed run appends)."""
-    from biorag.eval.records import PREDICTIONS_FILE, latest_records, read_predictions
+    from biorag.eval.run.records import PREDICTIONS_FILE, latest_records, read_predictions
 
     return latest_records(read_predictions(run / PREDICTIONS_FILE))
 

@@ -107,7 +107,7 @@ def test_kg_and_strata_build_report_llm_errors_as_one_line(cli, tmp_path, monkey
     monkeypatch.setattr("biorag.strata.build_strata", down)
     line = _one_error(cli("strata", "build", "--papers", str(papers), "--out", "kg"))
     assert line == "error: openai model 'm' failed: cannot connect to llm.base_url http://x (down)"
-    monkeypatch.setattr("biorag.kg.build.build_kg", down)
+    monkeypatch.setattr("biorag.cli.kg_cmd.build_kg", down)
     res = cli("kg", "build", "--from", str(papers), "--format", "jsonl", "--out", "kg2")
     assert "llm.base_url" in _one_error(res)
 

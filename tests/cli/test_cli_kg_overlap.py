@@ -8,7 +8,7 @@ import pytest
 
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.leakage import check_overlap, gold_answer_text
+from biorag.eval.run.leakage import check_overlap, gold_answer_text
 from biorag.kg.extract_triplets import QAPair
 from biorag.kg.provenance import load_provenance, record_provenance, text_hash
 

@@ -10,8 +10,8 @@ import pytest
 from tests.graph.graph_helpers import VecEmbedder
 
 from biorag.errors import BioragError, LLMError
-from biorag.eval import component_metrics, components
-from biorag.eval.components import (
+from biorag.eval.components import evaluate, metrics
+from biorag.eval.components.evaluate import (
     Score,
     faithfulness,
     judged_source_docs,
@@ -62,9 +62,7 @@ def test_reference_score_rule_based_by_hand():
 
 def test_reference_score_skips_claims_without_any_reference(monkeypatch):
     assert reference_score([], detector="rules") == 1.0  # nothing to score
-    monkeypatch.setattr(
-        component_metrics, "_spacy", lambda: (lambda t: SimpleNamespace(ents=[]), "m")
-    )
+    monkeypatch.setattr(metrics, "_spacy", lambda: (lambda t: SimpleNamespace(ents=[]), "m"))
     score = reference_score(["Nothing to see.", "It works."], detector="spacy")
     assert score == 0.0  # "It works.": 0 mentions / 1 reference; the other claim is skipped
     assert score.details["skipped"] == 1 and score.details["n"] == 1
@@ -79,17 +77,17 @@ def test_reference_score_uses_spacy_model_when_one_loads(monkeypatch):
         # a model that also tags the pronoun "It" as an entity: it must not count as explicit
         return SimpleNamespace(ents=[Ent("It", 0), Ent("BRCA1", text.index("BRCA1"))])
 
-    monkeypatch.setattr(component_metrics, "_spacy", lambda: (nlp, "en_core_sci_sm"))
+    monkeypatch.setattr(metrics, "_spacy", lambda: (nlp, "en_core_sci_sm"))
     score = reference_score(["It inhibits BRCA1."])
     assert score.details["detector"] == "spacy:en_core_sci_sm"
     assert score == pytest.approx(0.5)  # BRCA1 | it
 
 
 def test_forcing_spacy_without_a_model_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(component_metrics, "_spacy", lambda: None)
+    monkeypatch.setattr(metrics, "_spacy", lambda: None)
     with pytest.raises(BioragError, match="no spaCy model"):
         reference_score(["It works."], detector="spacy")
-    assert components.entity_detector("auto") == "rule_based"
+    assert evaluate.entity_detector("auto") == "rule_based"
 
 
 # ------------------------------------------------------------------ semantic similarity

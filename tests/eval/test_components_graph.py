@@ -9,8 +9,8 @@ import pytest
 from tests.graph.graph_helpers import VecEmbedder, build_small_graph, small_claims
 from tests.summarize.summarize_helpers import FakeGraph
 
-from biorag.eval import components
-from biorag.eval.components import (
+from biorag.eval.components import evaluate
+from biorag.eval.components.evaluate import (
     community_comparison,
     evaluate_components,
     graph_communities,
@@ -140,7 +140,7 @@ async def test_evaluate_components_without_llm():
     out = await evaluate_components(
         small_run(), None, None, run_vectors(), CountReranker("COX"), summarizer=JoinSummarizer()
     )
-    assert out["reference_detector"] == components.entity_detector()
+    assert out["reference_detector"] == evaluate.entity_detector()
     assert out["semantic_similarity"] == pytest.approx(0.75)  # 3 chunks at 1.0, one without claims
     # claims / graph community of x1 cover d_x1..d_x3 of 4; semantic community is x1 alone
     assert out["source_diversity"] == {"claims": 0.75, "graph": 0.75, "semantic": 0.25}

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from biorag.eval.judge_score import five_point_score, parse_score
+from biorag.eval.judging.five_point import five_point_score, parse_score
 from biorag.llm import LLM, MockBackend
 
 

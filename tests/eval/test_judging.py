@@ -13,10 +13,10 @@ import pytest
 from biorag.config import Settings, load_settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.judging import judge_answers, open_judge, rejudge_run
-from biorag.eval.records import answer_sha256, judged_text, read_judgments, read_predictions
-from biorag.eval.run_metrics import ideal_answer
-from biorag.eval.runner import run_eval
+from biorag.eval.judging.judge_run import judge_answers, open_judge, rejudge_run
+from biorag.eval.run.records import answer_sha256, judged_text, read_judgments, read_predictions
+from biorag.eval.run.runner import run_eval
+from biorag.eval.run.scoring import ideal_answer
 from biorag.llm.mock_backend import MockBackend
 from biorag.llm.shared import SharedLLM
 from biorag.methods.base import Answer, QAMethod
@@ -144,7 +144,7 @@ def test_judging_scores_each_answer_then_resume_makes_no_judge_calls(tmp_path, d
     assert again.calls == [] and s2.judged_now == 0 and s2.already_judged == 3
     assert judged(s2) == b
     # the judged score is in report.md
-    from biorag.eval.report import metrics_table, write_report
+    from biorag.eval.report.writer import metrics_table, write_report
 
     text = write_report(out).read_text()
     assert "## Judged answer score (1-5)" in text and "| mock:judge-1 | 3.67 | 3 | 0 |" in text
@@ -167,13 +167,13 @@ def test_a_changed_answer_is_judged_again(tmp_path, data):
 
 
 def test_an_edited_judge_prompt_judges_everything_again(tmp_path, data, monkeypatch):
-    from biorag.eval import judge_score
+    from biorag.eval.judging import five_point
 
     out = tmp_path / "run"
     run(tmp_path, data, out, judge_backend=judge_backend({"ANS-1": 5, "ANS-2": 2, "ANS-3": 4}))
     first = read_judgments(out / "judgments.jsonl")
-    assert {r["judge_prompt"] for r in first} == {judge_score.prompt_version()}
-    monkeypatch.setattr(judge_score, "prompt_version", lambda: "edited")
+    assert {r["judge_prompt"] for r in first} == {five_point.prompt_version()}
+    monkeypatch.setattr(five_point, "prompt_version", lambda: "edited")
     s = run(tmp_path, data, out, judge_backend=judge_backend({"ANS-1": 1}))
     # judged again (the unchanged real prompt is answered from the LLM cache here)
     assert s.judged_now == 3 and s.already_judged == 0
@@ -239,7 +239,7 @@ def test_mode_off_and_auto_without_a_judge_model_leave_notes(tmp_path, data):
     note = judged(s)["note"]
     assert "no judge model" in note and "BIORAG_JUDGE_MODEL" in note and "judge.backend" in note
     assert judged(s)["eligible"] == 3
-    from biorag.eval.report import metrics_table
+    from biorag.eval.report.writer import metrics_table
 
     assert "judged: not judged: no judge model" in metrics_table(s.metrics)
 
@@ -260,7 +260,7 @@ def test_nothing_to_judge_without_ideal_answers(tmp_path, data):
     s = run(tmp_path, only_mc, tmp_path / "mc", judge="on", judge_backend=judge)
     assert judged(s) == {"note": "not judged: no question in this run has an ideal answer",
                          "eligible": 0}  # fmt: skip
-    from biorag.eval.report import metrics_table
+    from biorag.eval.report.writer import metrics_table
 
     assert "judged" not in metrics_table(s.metrics)  # nothing to say on such a dataset
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from biorag.errors import BioragError
-from biorag.eval.report import accounting_table, metrics_table, write_report
+from biorag.eval.report.writer import accounting_table, metrics_table, write_report
 
 
 def _method(acc: float, subsets: dict[str, float] | None = None, f1: float | None = None) -> dict:

@@ -18,8 +18,8 @@ import pytest
 from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.records import read_predictions
-from biorag.eval.runner import run_eval
+from biorag.eval.run.records import read_predictions
+from biorag.eval.run.runner import run_eval
 from biorag.llm.mock_backend import MockBackend
 from biorag.methods.base import Answer, QAMethod
 from biorag.runtime import Runtime
@@ -325,7 +325,7 @@ from pathlib import Path
 from types import SimpleNamespace
 sys.path.insert(0, {tests!r})
 from test_runner import jsonl_loader, responder, settings
-from biorag.eval.runner import run_eval
+from biorag.eval.run.runner import run_eval
 from biorag.llm.mock_backend import MockBackend
 
 class Slow(MockBackend):
@@ -352,11 +352,11 @@ def test_killed_run_resumes_to_the_same_metrics(tmp_path, monkeypatch):
     # the child registers the raising method too
     script.write_text(
         SCRIPT.format(tests=str(Path(__file__).parent), delay=0.05).replace(
-            "from biorag.eval.runner",
+            "from biorag.eval.run.runner",
             "from biorag.methods import registry\n"
             "from test_runner import Boom\n"
             "registry.METHODS['boom'] = Boom\n"
-            "from biorag.eval.runner",
+            "from biorag.eval.run.runner",
         )
     )
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
@@ -481,7 +481,7 @@ def test_run_json_masks_credentials_and_resumes_with_tuples(tmp_path, data, monk
 
 def test_a_setting_added_later_at_its_default_does_not_block_a_resume():
     from biorag.config import RetrievalSettings
-    from biorag.eval.run_config import config_differences
+    from biorag.eval.run.config import config_differences
 
     now = RetrievalSettings().model_dump()
     recorded = {k: v for k, v in now.items() if k != "corpus_retrievers"}  # an older run.json
@@ -495,7 +495,7 @@ def test_a_setting_added_later_at_its_default_does_not_block_a_resume():
 
 
 def test_method_option_paths_are_made_absolute_for_workers(tmp_path, monkeypatch):
-    from biorag.eval.run_on_executor import absolute_paths
+    from biorag.eval.run.on_executor import absolute_paths
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "kg").mkdir()

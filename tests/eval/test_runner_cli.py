@@ -265,7 +265,7 @@ def test_judge_user_mistakes(cli, tmp_path, monkeypatch):
 def test_a_second_run_into_a_busy_directory_is_refused_and_leaves_it_untouched(
     cli, tmp_path, pubmedqa_dir
 ):
-    from biorag.eval.records import RunDirLock
+    from biorag.eval.run.records import RunDirLock
 
     out = tmp_path / "busy"
     args = ["eval", "--dataset", "pubmedqa", "--data", str(pubmedqa_dir / "ori_pqal.json"),

@@ -11,8 +11,8 @@ from tests.eval.test_runner import jsonl_loader, make_items, responder, write_da
 
 from biorag.config import Settings
 from biorag.errors import BioragError, LLMError
-from biorag.eval.records import read_predictions
-from biorag.eval.runner import run_eval
+from biorag.eval.run.records import read_predictions
+from biorag.eval.run.runner import run_eval
 from biorag.llm.mock_backend import MockBackend
 
 

@@ -13,8 +13,8 @@ from methods_helpers import GIVEN, make_runtime
 
 from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
-from biorag.eval.records import read_predictions
-from biorag.eval.runner import run_eval
+from biorag.eval.run.records import read_predictions
+from biorag.eval.run.runner import run_eval
 from biorag.llm import factory
 from biorag.llm.dry_run import dry_run_responder
 from biorag.llm.mock_backend import MockBackend

@@ -17,6 +17,9 @@ import typer
 
 from biorag.config import Settings, load_settings
 from biorag.errors import BioragError, ConfigError
+from biorag.executor import build_executor
+from biorag.llm.accounting import Accounting
+from biorag.runtime import Runtime
 
 if TYPE_CHECKING:
     from biorag.runtime import Runtime
@@ -190,8 +193,6 @@ def open_runtime(index_paths: list[Path] | None = None) -> Runtime:
     """The runtime of this invocation's settings (and ``index_paths``): every command takes its
     components (LLM, embedder, searcher, reranker) from one, in a ``with`` block that closes it.
     Tests replace this function to give ready-made components."""
-    from biorag.runtime import Runtime
-
     return Runtime(STATE.settings(), index_paths)
 
 
@@ -206,8 +207,6 @@ def executor_help(work: str) -> str:
 def open_executor(executor: str | None, ray_address: str | None) -> Iterator[Any]:
     """The batch executor the settings (``[executor]``) and the ``--executor`` /
     ``--ray-address`` options name, closed after the block."""
-    from biorag.executor import build_executor
-
     ex = STATE.settings().executor
     if executor or ray_address:
         if executor not in (None, "local", "ray"):
@@ -228,8 +227,6 @@ def llm_session(llm: Any | None) -> Iterator[dict[str, Any]]:
     (:meth:`~biorag.llm.accounting.Accounting.report`, no stages without an LLM) once the block
     has finished, its ``wall_s`` the block's wall-clock seconds; closes the LLM however the
     block ends."""
-    from biorag.llm.accounting import Accounting
-
     accounting: dict[str, Any] = {}
     acc = llm.accounting if llm is not None else Accounting()
     try:

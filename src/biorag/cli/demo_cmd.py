@@ -12,6 +12,8 @@ import typer
 from biorag.cli import common
 from biorag.cli.ask_cmd import print_answer, run_question
 from biorag.cli.common import STATE, emit_json, handle_errors, print_accounting
+from biorag.corpus.loaders import load_corpus
+from biorag.retrieve.index import IndexDir, index_stats
 from biorag.runtime import Runtime
 
 DATA = "biorag.demo.data"
@@ -24,9 +26,6 @@ def demo_questions() -> list[dict]:
 
 def ensure_demo_index(home: Path, rt: Runtime) -> Path:
     """Build the demo index under ``home`` unless a complete one is already there."""
-    from biorag.corpus.loaders import load_corpus
-    from biorag.retrieve.index import IndexDir, index_stats
-
     path = home / "demo-index"
     if (path / "manifest.json").is_file():
         stats = index_stats(path)

@@ -19,7 +19,10 @@ from biorag.cli.common import (
     open_executor,
 )
 from biorag.corpus.audit import Duplicates, SkipSummary
+from biorag.corpus.loaders import load_corpora
 from biorag.errors import BioragError
+from biorag.retrieve.index import IndexDir, index_stats, read_manifest
+from biorag.retrieve.milvus_index import MilvusIndex
 
 app = typer.Typer(help="Build and maintain an index directory.", no_args_is_help=True)
 
@@ -38,8 +41,6 @@ def _open_index(
 ) -> Iterator[Any]:
     """The index directory, with the batch executor the settings and options name (closed
     with it)."""
-    from biorag.retrieve.index import IndexDir
-
     s = STATE.settings()
     with (
         open_executor(executor, ray_address) as runner,
@@ -52,8 +53,6 @@ def _open_index(
 
 
 def _load(files: list[Path], fmt: str):
-    from biorag.corpus.loaders import load_corpora
-
     missing = [str(f) for f in files if not Path(f).exists()]
     if missing:
         raise BioragError(f"corpus file not found: {', '.join(missing)}")
@@ -121,8 +120,6 @@ def add(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Add documents; only new chunks are embedded."""
-    from biorag.retrieve.index import read_manifest
-
     read_manifest(index)
     s = STATE.settings()
     loaded = _load(files, fmt)
@@ -138,8 +135,6 @@ def remove(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Delete documents from the store and both search indexes."""
-    from biorag.retrieve.index import IndexDir, read_manifest
-
     read_manifest(index)
     s = STATE.settings()
     with IndexDir(index, _embedder(), retrieval=s.retrieval, index=s.index) as idx:
@@ -153,13 +148,9 @@ def stats(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Counts, embedding model and build state of an index."""
-    from biorag.retrieve.index import index_stats, read_manifest
-
     data = index_stats(index)
     backend = data["search_backend"]
     if backend.get("kind") == "milvus":
-        from biorag.retrieve.milvus_index import MilvusIndex
-
         milvus = MilvusIndex.of_index(index, read_manifest(index), STATE.settings().index)
         data["search_backend"] = {**backend, "rows": milvus.count()}
     if as_json:

@@ -22,7 +22,14 @@ from biorag.cli.common import (
 from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_URI, NEO4J_USER
 from biorag.errors import BioragError
 from biorag.executor.base import settings_for_workers
+from biorag.kg.build import FORMATS as BUILD_FORMATS
+from biorag.kg.build import HALVES, build_kg, import_csv, kg_stats, require_kg
+from biorag.kg.entity_index import EntityIndex
+from biorag.kg.export import FORMATS as EXPORT_FORMATS
+from biorag.kg.export import export_kg
+from biorag.kg.push import push_kg
 from biorag.kg.stores.factory import open_store
+from biorag.llm.stage_yield import describe_yields
 
 if TYPE_CHECKING:
     from biorag.kg.retrieval import KGResult
@@ -74,10 +81,7 @@ def build(
 ) -> None:
     """Extract triplets, store them, embed the entities and write the expert-review CSV.
     A build killed midway resumes its extraction when run again."""
-    from biorag.kg.build import FORMATS, HALVES, build_kg
-    from biorag.llm.stage_yield import describe_yields
-
-    fmt = _choice(fmt, FORMATS, "--format")
+    fmt = _choice(fmt, BUILD_FORMATS, "--format")
     half = _choice(half, HALVES, "--half")
     if batch_size < 1:
         raise BioragError("--batch-size must be at least 1")
@@ -140,8 +144,6 @@ def stats(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Counts, top predicates and subjects, the entity index and the last build."""
-    from biorag.kg.build import kg_stats
-
     data = kg_stats(kg)
     if as_json:
         emit_json(data)
@@ -193,8 +195,6 @@ def query(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Search terms, the entities they match (with similarity) and the ranked triplets."""
-    from biorag.kg.build import require_kg
-
     d = require_kg(kg)
     opts = _query_options(options)
     direction = _choice(direction, ("out", "both"), "--direction")
@@ -227,8 +227,7 @@ def _run_query(
     d: Path, question: str, opts: dict[str, Any], params: dict[str, Any]
 ) -> tuple[KGResult, float]:
     """Sync the entity index, then retrieve ``question``'s triplets: (result, seconds)."""
-    from biorag.kg.entity_index import EntityIndex
-    from biorag.kg.retrieval import KGRetriever
+    from biorag.kg.retrieval import KGRetriever  # lazy: loads scikit-learn and pandas
 
     store = open_store(d)
     try:
@@ -315,8 +314,6 @@ def import_(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Load an expert-edited CSV; report each rejected row by line; re-sync the entity index."""
-    from biorag.kg.build import import_csv
-
     res = import_csv(kg, csv_file, embedder=common.open_runtime().embedder, replace=replace)
     r = res.report
     for line, why in r.rejected:
@@ -341,11 +338,8 @@ def export(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Write the graph as Neo4j bulk-import CSV, GraphML or JSON lines."""
-    from biorag.kg.build import require_kg
-    from biorag.kg.export import FORMATS, export_kg
-
     d = require_kg(kg)
-    fmt = _choice(fmt, FORMATS, "--format")
+    fmt = _choice(fmt, EXPORT_FORMATS, "--format")
     store = open_store(d)
     try:
         files = export_kg(store, fmt, out)  # type: ignore[arg-type]
@@ -374,8 +368,6 @@ def push(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Load the graph into a Neo4j server in batches; an interrupted push resumes."""
-    from biorag.kg.push import push_kg
-
     if not neo4j_uri:
         raise BioragError("kg push needs --neo4j-uri (e.g. bolt://localhost:7687)")
     r = push_kg(

@@ -10,6 +10,8 @@ import typer
 from biorag.cli import common
 from biorag.cli.common import STATE, emit_json, handle_errors
 from biorag.errors import BioragError, InputFormatError
+from biorag.retrieve.trec import fuse_for_run, write_run
+from biorag.util.progress import progress
 
 
 def read_queries(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
@@ -50,9 +52,6 @@ def retrieve(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Retrieve for every query and write a TREC run (docid = source id at doc level)."""
-    from biorag.retrieve.trec import fuse_for_run, write_run
-    from biorag.util.progress import progress
-
     qs, skipped = read_queries(queries)
     s = STATE.settings()
     retriever = retriever or s.retrieval.retriever

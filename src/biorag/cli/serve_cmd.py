@@ -13,6 +13,8 @@ import typer
 
 from biorag.cli.common import STATE, handle_errors
 from biorag.errors import BioragError
+from biorag.methods.registry import METHODS
+from biorag.retrieve.index import read_manifest
 
 
 @handle_errors
@@ -44,15 +46,13 @@ def serve(
     try:
         import uvicorn
 
-        from biorag.serve.app import ServerConfig, create_app
+        from biorag.serve.app import ServerConfig, create_app  # lazy: loads fastapi
     except ImportError as e:
         raise BioragError(
             f"biorag serve needs the server extra ({e.name} is missing): "
             "pip install 'biorag[server]'"
         ) from None
-    from biorag.methods.registry import METHODS
-    from biorag.retrieve.index import read_manifest
-    from biorag.serve.auth import check_exposure, load_keys
+    from biorag.serve.auth import check_exposure, load_keys  # lazy: loads fastapi
 
     keys = load_keys(api_keys_file)
     check_exposure(host, keys)

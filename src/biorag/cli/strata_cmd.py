@@ -29,6 +29,7 @@ from biorag.cli.neo4j_options import NEO4J_DATABASE, NEO4J_PASSWORD_ENV, NEO4J_U
 from biorag.errors import BioragError, InputFormatError
 from biorag.executor.base import settings_for_workers
 from biorag.kg.stores.factory import open_typed_store
+from biorag.llm.stage_yield import describe_yields
 
 app = typer.Typer(
     help="Build, inspect and query a BioStrataKG (typed entities, papers, methods, domains).",
@@ -126,6 +127,7 @@ def _backend(
 
 def _open_strata(strata: Path | None, backend: str, uri: str | None, kw: dict[str, Any]) -> Any:
     """The BioStrataKG store to read: DIR/kg.sqlite (which must hold one) or the Neo4j server."""
+    # lazy: the strata package: ~15 ms at every CLI start
     from biorag.strata.build import DB_NAME
 
     if backend == "neo4j":
@@ -169,7 +171,7 @@ def build(
     midway resumes its extraction and normalization when run again."""
     from dataclasses import asdict
 
-    from biorag.llm.stage_yield import describe_yields
+    # lazy: the strata package: ~15 ms at every CLI start
     from biorag.strata import build_strata, load_vocabulary
     from biorag.strata.word_shapes import VOCABULARY_SOURCES, entity_source
 
@@ -271,6 +273,7 @@ def query(
 ) -> None:
     """drugs-for DISEASE, gene-disease GENE, drug-drug DRUG (synergy, antagonism, interaction),
     papers-in DOMAIN, methods-of DOMAIN."""
+    # lazy: the strata package: ~15 ms at every CLI start
     from biorag.strata import queries as q
 
     kind = kind.strip().lower()
@@ -330,6 +333,7 @@ def generate(
     import asyncio
     from dataclasses import asdict
 
+    # lazy: the strata package: ~15 ms at every CLI start
     from biorag.strata.generate import generate_biocdqa
 
     if n_questions < 1:

@@ -1,1 +1,3 @@
-"""Eval: metrics, the resumable runner and its reports (benchmark readers: corpus.datasets)."""
+"""Eval: metrics (:mod:`.metrics`), the resumable runner (:mod:`.run`), the five-point judged answer
+score (:mod:`.judging`), CLAIMS' component metrics (:mod:`.components`) and the reports of runs
+(:mod:`.report`); benchmark readers: corpus.datasets."""

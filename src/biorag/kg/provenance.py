@@ -9,7 +9,7 @@ answers. ``DIR/provenance.json`` records, over every build into ``DIR``:
 * ``builds``: which file, format and half each build read.
 
 Hashes, not texts, so the file stays small and holds no dataset text. ``biorag eval`` compares
-the questions it scores with these (:mod:`biorag.eval.leakage`). A KG built before this file
+the questions it scores with these (:mod:`biorag.eval.run.leakage`). A KG built before this file
 existed is read through its store: the distinct ``source_id`` of its triplets (ids only, marked
 ``complete=False``).
 """

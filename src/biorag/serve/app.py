@@ -36,9 +36,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from biorag.config import Settings, masked_dict
 from biorag.errors import BioragError, LLMError
+from biorag.methods.registry import METHODS
 from biorag.runtime import Runtime
 from biorag.serve.asking import Asker, Slots
 from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
+from biorag.serve.chat import chat_completion, chat_stream
 from biorag.serve.documents import add_document_routes, event_stream, sse
 from biorag.serve.graphs import add_graph_routes
 from biorag.serve.jobs import JobManager, UploadTooLarge
@@ -147,8 +149,6 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @app.get("/v1/methods", dependencies=[key])
     async def methods() -> dict[str, Any]:
-        from biorag.methods.registry import METHODS
-
         return {"methods": sorted(METHODS), "default": config.default_method}
 
     @app.get("/v1/config", dependencies=[key])
@@ -190,8 +190,6 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @app.post("/v1/chat/completions", dependencies=[key], response_model=None)
     async def chat(body: ChatRequest) -> dict[str, Any] | StreamingResponse:
-        from biorag.serve.chat import chat_completion, chat_stream
-
         if body.stream:
             return event_stream(chat_stream(body, asker))
         return await chat_completion(body, asker)

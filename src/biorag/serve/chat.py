@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from biorag.errors import BioragError
+from biorag.methods.base import cited_sentences
+from biorag.methods.registry import METHODS
 from biorag.serve.schemas import AskRequest, ChatRequest
 
 if TYPE_CHECKING:
@@ -34,8 +36,6 @@ def _question(body: ChatRequest) -> str:
 def cited_text(answer: dict[str, Any]) -> str:
     """The answer's sentences with ``[n]`` markers for the evidence they cite, then the sources
     (PMIDs, or corpus and document id)."""
-    from biorag.methods.base import cited_sentences
-
     evidence = answer.get("evidence") or []
     lines = cited_sentences(answer)
     body = " ".join(lines) or answer.get("answer_text") or answer.get("answer") or ""
@@ -48,8 +48,6 @@ def cited_text(answer: dict[str, Any]) -> str:
 
 def _ask_request(body: ChatRequest) -> AskRequest:
     from pydantic import ValidationError
-
-    from biorag.methods.registry import METHODS
 
     try:
         return AskRequest(

@@ -29,7 +29,9 @@ from fastapi.params import Depends
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
+from biorag.kg.export import export_kg
 from biorag.kg.stores.factory import open_store, open_typed_store
+from biorag.strata import queries
 
 STRATA_QUERIES = ("drugs-for", "gene-disease", "drug-drug", "papers-in", "methods-of")
 GraphName = Literal["kg", "strata"]
@@ -134,8 +136,6 @@ def _neighbourhood(path: Path, entity: str, direction: str, limit: int) -> dict[
 def _export(path: Path, fmt: str) -> tuple[Path, tempfile.TemporaryDirectory[str]]:
     """The export file (neo4j-csv: a zip) in a temporary directory, and that directory (removed
     once the response is sent)."""
-    from biorag.kg.export import export_kg
-
     tmp = tempfile.TemporaryDirectory(prefix="biorag-export-")
     out = Path(tmp.name) / "out"
     out.mkdir()  # a directory: each format writes its file(s) by its own name
@@ -154,14 +154,12 @@ def _export(path: Path, fmt: str) -> tuple[Path, tempfile.TemporaryDirectory[str
 
 
 def _strata_query(path: Path, query: str, name: str) -> Any:
-    from biorag.strata import queries as q
-
     run: Any = {
-        "drugs-for": q.drugs_for_disease,
-        "gene-disease": q.gene_disease_chains,
-        "drug-drug": q.drug_interactions,
-        "papers-in": q.papers_by_domain,
-        "methods-of": q.methods_datasets_of_domain,
+        "drugs-for": queries.drugs_for_disease,
+        "gene-disease": queries.gene_disease_chains,
+        "drug-drug": queries.drug_interactions,
+        "papers-in": queries.papers_by_domain,
+        "methods-of": queries.methods_datasets_of_domain,
     }[query]
     store = open_typed_store(path / "kg.sqlite")
     try:

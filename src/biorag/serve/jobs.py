@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from biorag.config import ExecutorSettings, Settings
+from biorag.corpus.loaders import load_corpora
 from biorag.errors import BioragError
+from biorag.executor import build_executor
+from biorag.retrieve.index import IndexDir
 from biorag.runtime import Runtime
 from biorag.serve.worker import QueueWorker
 from biorag.util.files import write_json_atomic
@@ -124,8 +127,6 @@ class JobManager(QueueWorker[str]):
 
         A file over the upload limit, a format that does not fit or files holding no document
         is refused here (nothing stored, nothing queued)."""
-        from biorag.corpus.loaders import load_corpora
-
         name = self.index_name(index)
         if not uploads:
             raise BioragError("no files were uploaded; send one or more as multipart 'files'")
@@ -250,9 +251,6 @@ class JobManager(QueueWorker[str]):
             shutil.rmtree(self.root / job.id / "files", ignore_errors=True)
 
     def _run(self, job: Job) -> None:
-        from biorag.executor import build_executor
-        from biorag.retrieve.index import IndexDir
-
         if self._stopping.is_set():
             raise _Stopped
         self._update(job, status="running", started_at=time.time(), step="loading", done=0)
@@ -288,8 +286,6 @@ class JobManager(QueueWorker[str]):
         shutil.rmtree(self.root / job.id / "files", ignore_errors=True)
 
     def _add(self, job: Job, idx: Any) -> dict[str, Any]:
-        from biorag.corpus.loaders import load_corpora
-
         loaded = load_corpora([self.root / job.id / "files" / f for f in job.files], job.format)
         limit = self.settings.corpus.max_record_chars
         report = idx.add(loaded, batch_size=64, max_record_chars=limit).to_dict()

@@ -28,7 +28,13 @@ from fastapi.params import Depends
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biorag.config import Settings
+from biorag.corpus.datasets import canonical_name
 from biorag.errors import BioragError
+from biorag.eval.report.writer import write_report
+from biorag.eval.run.records import read_predictions
+from biorag.eval.run.runner import run_eval
+from biorag.executor import build_executor
+from biorag.methods.registry import METHODS
 from biorag.runtime import Runtime
 from biorag.serve.worker import QueueWorker
 from biorag.util.files import write_json_atomic
@@ -84,9 +90,6 @@ class RunManager(QueueWorker[str]):
 
     # -- starting and reading ------------------------------------------------------------------
     def submit(self, req: RunRequest) -> dict[str, Any]:
-        from biorag.corpus.datasets import canonical_name
-        from biorag.methods.registry import METHODS
-
         if self.datasets is None:  # the server's configuration, not the request's mistake
             raise HTTPException(404, "this server runs no evaluations: it was started without "
                                      "a datasets folder (biorag serve --datasets DIR)")  # fmt: skip
@@ -168,8 +171,6 @@ class RunManager(QueueWorker[str]):
         }
 
     def answers(self, name: str, method: str | None, offset: int, limit: int) -> dict[str, Any]:
-        from biorag.eval.records import read_predictions
-
         rows = read_predictions(self.run_dir(name) / "predictions.jsonl")
         if method:
             rows = [r for r in rows if r["method"] == method]
@@ -201,9 +202,6 @@ class RunManager(QueueWorker[str]):
                 self._write(name, status="failed", error=error)
 
     def _run(self, name: str) -> None:
-        from biorag.eval.runner import run_eval
-        from biorag.executor import build_executor
-
         state = _read_json(self.root / name / STATE_FILE) or {}
         self._write(name, status="running", started_at=time.time())
         last = [0.0]
@@ -230,7 +228,6 @@ class RunManager(QueueWorker[str]):
                          executor=executor)  # fmt: skip
         finally:
             executor.close()
-        from biorag.eval.report import write_report
 
         write_report(self.root / name)
         self._write(name, status="done", finished_at=time.time())

@@ -1,7 +1,7 @@
 """Append-only JSON-lines logs: records written whole (a line each, flushed and fsynced) under
 an exclusive lock, and read back with a line cut off by a kill dropped (and, with ``repair``,
 truncated away so appends start on a clean line). An evaluation's ``predictions.jsonl`` and
-``judgments.jsonl`` (:mod:`biorag.eval.records`) and the batch jobs' checkpoints
+``judgments.jsonl`` (:mod:`biorag.eval.run.records`) and the batch jobs' checkpoints
 (:mod:`biorag.executor.checkpoint`) are such logs."""
 
 from __future__ import annotations

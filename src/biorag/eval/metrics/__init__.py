@@ -41,6 +41,7 @@ from biorag.eval.metrics.official import (
 )
 from biorag.eval.metrics.qa import accuracy, is_unanswered, macro_f1, per_subset
 from biorag.eval.metrics.retrieval import mean_document_prf, retrieval_measures
+from biorag.eval.metrics.snippets import snippet_measures
 
 __all__ = [
     "accuracy",
@@ -307,8 +308,6 @@ def score_dataset(
 def _score_snippets(pairs: list[tuple[QAItem, Any]], official: bool) -> dict[str, Any] | None:
     """BioASQ's snippet measures (:mod:`.snippets`) over the questions with gold snippet
     offsets whose answers were recorded with snippets (a run over an index), else ``None``."""
-    from biorag.eval.metrics.snippets import snippet_measures
-
     scored = [
         (it.meta["gold_snippet_spans"], e["snippets"])
         for it, e in pairs

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biorag.answer.locate import mirage_locate_answer
+from biorag.errors import BioragError
 
 __all__ = [
     "SCORING_MODES",
@@ -47,8 +48,6 @@ UNANSWERED = "<unanswered>"
 
 def check_scoring(scoring: str) -> str:
     """``scoring`` if it is a known mode, else a one-line error naming the modes."""
-    from biorag.errors import BioragError
-
     if scoring not in SCORING_MODES:
         raise BioragError(
             f"scoring must be one of {', '.join(SCORING_MODES)}, not {scoring!r} (official: "

@@ -39,6 +39,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from biorag.eval.metrics.snippets_official import official_snippet_scores
+
 MAX_SNIPPETS = 10  # a submission's limit, as for documents
 EPSILON = 0.00001  # GMAP's, as the official evaluator's
 
@@ -100,8 +102,6 @@ def snippet_measures(
 ) -> dict[str, Any]:
     """Mean precision, recall, F1, MAP and GMAP over the questions (module docstring)."""
     if official:
-        from biorag.eval.metrics.snippets_official import official_snippet_scores
-
         rows = [tuple(official_snippet_scores(g, p)) for g, p in zip(golds, preds, strict=True)]
         definition = "the BioASQ evaluator's snippet measures (-e 8), from its source"
     else:

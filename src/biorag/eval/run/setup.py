@@ -1,6 +1,6 @@
 """The steps before an evaluation answers anything: its arguments checked, its questions loaded,
 its methods built (so a bad option fails first), its questions masked when asked, and its run
-directory locked and described in ``run.json``. :func:`biorag.eval.runner.arun_eval` calls them
+directory locked and described in ``run.json``. :func:`biorag.eval.run.runner.arun_eval` calls them
 in this order."""
 
 from __future__ import annotations
@@ -12,13 +12,17 @@ from typing import Any
 
 from biorag.config import Settings
 from biorag.corpus.audit import summarize_skips
+from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import QAItem
 from biorag.corpus.models import SkippedRecord
 from biorag.errors import BioragError
 from biorag.eval.metrics.official import check_scoring
-from biorag.eval.records import RunDirLock
-from biorag.eval.run_config import check_or_write_run_config, run_config
+from biorag.eval.run.config import check_or_write_run_config, run_config
+from biorag.eval.run.masking import mask_items
+from biorag.eval.run.records import RunDirLock
+from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
+from biorag.methods.registry import build_method
 from biorag.runtime import Runtime
 
 log = logging.getLogger("biorag.eval")
@@ -61,8 +65,6 @@ def load_questions(
     """``(what the loader returned, its questions, the records it skipped)``; refuses a dataset
     that gave no question or repeats an id."""
     if loader is None:
-        from biorag.corpus.datasets import load_dataset
-
         loader = load_dataset
     loaded = loader(dataset, Path(data_path), split=split, setting=setting, limit=limit)
     items: list[QAItem] = list(loaded.items)
@@ -86,8 +88,6 @@ def build_methods(
 ) -> tuple[dict[str, dict[str, Any]], list[Path]]:
     """Build every method once (unknown methods and bad options fail before anything is
     answered): ``(each method's effective options, the KG directories they read)``."""
-    from biorag.methods.registry import build_method
-
     effective: dict[str, dict[str, Any]] = {}
     kg_dirs: list[Path] = []
     for m in methods:
@@ -110,9 +110,6 @@ async def mask_questions(
 ) -> tuple[list[QAItem], dict[str, Any]]:
     """The questions with their entities masked (CLAIMS table 4), and the masking's counts and
     LLM use."""
-    from biorag.eval.masked_items import mask_items
-    from biorag.llm.accounting import Accounting
-
     acc = Accounting()
     masked, stats = await mask_items(items, shared.client(acc))
     stats["accounting"] = acc.report()["total"]
@@ -130,7 +127,7 @@ def claim_run_dir(
 ) -> RunDirLock:
     """Lock ``out`` (a second run into it is refused before it touches anything), then check
     ``run.json`` against this run (a resume must match) or write it. ``run`` holds the
-    arguments :func:`~biorag.eval.run_config.run_config` records, plus ``limit`` and
+    arguments :func:`~biorag.eval.run.config.run_config` records, plus ``limit`` and
     ``mask_entities``. The caller releases the lock."""
     lock = RunDirLock(out)
     try:

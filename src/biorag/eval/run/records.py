@@ -4,7 +4,7 @@ A run directory holds::
 
     run.json           the run's configuration (what a resumed run must match)
     predictions.jsonl  one record per (method, question), appended as each answer finishes
-    judgments.jsonl    five-point judge scores of answers (``biorag.eval.judging``), appended
+    judgments.jsonl    five-point judge scores of answers (``eval.judging.judge_run``), appended
     metrics.json       per-method metrics, written when every pending question is answered
     report.md          tables shaped like the papers' (``biorag eval report``)
     accuracy.png       accuracy per method per column (when matplotlib is installed)
@@ -35,7 +35,7 @@ METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
 CHART_FILE = "accuracy.png"
 
-# The fields a judgment record (``biorag.eval.judging``) must have; its key adds
+# The fields a judgment record (``biorag.eval.judging.judge_run``) must have; its key adds
 # ``judge_prompt`` (see :func:`judgment_key`).
 JUDGMENT_KEY = ("method", "question_id", "answer_sha256", "judge_model")
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from biorag.extract.masking import EntityMasker
+from biorag.util.progress import progress_bar
+
 __all__ = ["mask_items"]
 
 
 async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict[str, Any]]:
     """``items`` with question, options and context masked, and what was done (for
     ``metrics.json``): how many items and labels, and whether the rule floor did it."""
-    from biorag.extract.masking import EntityMasker
-    from biorag.util.progress import progress_bar
-
     masker = EntityMasker(llm)
     out: list[Any] = []
     labels = 0

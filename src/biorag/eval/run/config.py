@@ -14,10 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from biorag.config import Settings, masked_dict
+from biorag import __version__
+from biorag.config import RerankSettings, RetrievalSettings, Settings, masked_dict
 from biorag.errors import BioragError
-from biorag.eval.records import RUN_FILE, read_json
+from biorag.eval.run.records import RUN_FILE, read_json
+from biorag.retrieve.index import read_manifest
 from biorag.util.files import write_json_atomic
+from biorag.util.secrets import mask_url
 
 log = logging.getLogger("biorag.eval")
 
@@ -55,9 +58,6 @@ def run_config(
     ``effective_options``: each method's options with its defaults filled in, so a resume
     after a default changed (a new biorag version) is refused instead of mixing answers.
     """
-    from biorag import __version__
-    from biorag.retrieve.index import read_manifest
-
     indexes = []
     for p in index_paths:
         m = read_manifest(Path(p))
@@ -97,8 +97,6 @@ def _recorded(options: dict[str, Any]) -> Any:
     ``base_url`` of IP-RAR's ``reasoning_model``)."""
     import json
 
-    from biorag.util.secrets import mask_url
-
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
             return {
@@ -114,8 +112,6 @@ def _recorded(options: dict[str, Any]) -> Any:
 
 def _setting_defaults() -> dict[str, Any]:
     """The defaults of the settings ``run.json`` records under ``models``."""
-    from biorag.config import RerankSettings, RetrievalSettings
-
     return {"rerank": RerankSettings().model_dump(), "retrieval": RetrievalSettings().model_dump()}
 
 

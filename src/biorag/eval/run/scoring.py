@@ -5,8 +5,9 @@ per method: answered/unparseable/failed/missing counts, the dataset's scores (fr
 ``biorag.eval.metrics.score_dataset`` when installed, see :func:`dataset_scorer`; else the
 runner's own count of exact option letters, accuracy and macro-F1), the mean LLM calls and
 tokens per question per stage, and the time spent. :func:`judged_blocks` reports each method's
-five-point judged answer score from ``judgments.jsonl`` (:mod:`biorag.eval.judging`) over the
-questions with an :func:`ideal_answer`. :func:`run_metrics` wraps them into ``metrics.json``.
+five-point judged answer score from ``judgments.jsonl`` (:mod:`biorag.eval.judging.judge_run`)
+over the questions with an :func:`ideal_answer`. :func:`run_metrics` wraps them into
+``metrics.json``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import fields
 from typing import Any
 
 from biorag.corpus.datasets.base import QAItem
-from biorag.eval.records import answer_sha256, judged_text, judgment_key, latest_records
+from biorag.eval.judging import five_point
+from biorag.eval.run.records import answer_sha256, judged_text, judgment_key, latest_records
 from biorag.llm.accounting import StageStats
 
 log = logging.getLogger("biorag.eval")
@@ -131,9 +133,7 @@ def judged_blocks(
     missing. ``eligible = n + unscored + no_answer``. ``accounting``: the judge's calls and
     tokens for the judgments counted.
     """
-    from biorag.eval.judge_score import prompt_version
-
-    version = prompt_version() if prompt is None else prompt
+    version = five_point.prompt_version() if prompt is None else prompt
     eligible = [it for it in items if ideal_answer(it) is not None]
     if model_id is None:
         return {m: {"note": note or "not judged", "eligible": len(eligible)} for m in methods}
@@ -185,7 +185,7 @@ def judged_blocks(
 
 def dataset_scorer() -> Callable[..., dict[str, Any]] | None:
     """``biorag.eval.metrics.score_dataset``, or None when that package is not installed."""
-    try:
+    try:  # lazy: the metrics package may be left out of an install (its absence is the None)
         from biorag.eval.metrics import score_dataset
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("biorag.eval.metrics"):

@@ -4,7 +4,7 @@ Each Ray actor builds, once, what the runner builds in its own process: a
 :class:`~biorag.runtime.Runtime` (embedder, index searcher, reranker, its one shared LLM) from
 the run's settings, and one event loop; then it
 answers each batch of (method, question) pairs with
-:func:`~biorag.eval.answering.answer_question`, ``concurrency`` at a time, as the runner would.
+:func:`~biorag.eval.run.answering.answer_question`, ``concurrency`` at a time, as the runner would.
 The driver appends each batch's prediction records to ``predictions.jsonl`` as the batch
 returns, so a killed run resumes, like a local one, with the pairs that have no record.
 
@@ -27,9 +27,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
-from biorag.eval.answering import answer_question
-from biorag.eval.records import PredictionWriter
+from biorag.eval.run.answering import answer_question
+from biorag.eval.run.records import PredictionWriter
+from biorag.runtime import Runtime
 
 #: pairs per batch for each concurrent answer a worker runs: small batches are committed often
 PAIRS_PER_SLOT = 2
@@ -45,9 +47,6 @@ class AnswerWorker:
         method_options: dict[str, dict[str, Any]],
         concurrency: int,
     ) -> None:
-        from biorag.config import Settings
-        from biorag.runtime import Runtime
-
         s = Settings.model_validate({**settings, "executor": {"kind": "local"}})
         self.loop = asyncio.new_event_loop()
         self.base = Runtime(s, [Path(p) for p in index_paths])

@@ -8,11 +8,11 @@ e.g. one per dataset, merged into one table) and writes ``report.md`` and ``accu
 - answers: questions answered, unparseable, failed and missing per method and dataset;
 - dataset metrics: every number ``score_dataset`` returned (BioASQ exact answers, documents);
 - judged answer score: the five-point judge's mean, counts and distribution per method
-  (where the run was judged, :mod:`biorag.eval.judging`);
+  (where the run was judged, :mod:`biorag.eval.judging.judge_run`);
 - accounting: LLM calls and tokens per question per method (and per stage), seconds per
   question.
 
-The judged and accounting sections live in :mod:`biorag.eval.report_sections`.
+The judged and accounting sections live in :mod:`biorag.eval.report.sections`.
 
 The chart needs matplotlib (imported lazily, Agg backend); without it report.md says so.
 """
@@ -24,16 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import BioragError
-from biorag.eval.records import CHART_FILE, METRICS_FILE, REPORT_FILE, RUN_FILE, read_json
-from biorag.eval.report_sections import (
+from biorag.eval.report.sections import (
     accounting_section,
     judged_cell,
     judged_notes,
     judged_section,
 )
-from biorag.eval.report_sections import accounting_table as accounting_table
-from biorag.eval.report_sections import fmt as _fmt
-from biorag.eval.report_sections import md_table as _table
+from biorag.eval.report.sections import accounting_table as accounting_table
+from biorag.eval.report.sections import fmt as _fmt
+from biorag.eval.report.sections import md_table as _table
+from biorag.eval.run.records import CHART_FILE, METRICS_FILE, REPORT_FILE, RUN_FILE, read_json
 from biorag.util.files import write_text_atomic
 
 # The papers' names for methods and columns (CLAIMS Table 1, MIRAGE, VectorGraphRAG Table 2).

@@ -1,8 +1,8 @@
 """CLAIMS' component metrics over one run (paper 4.3, appendix L): :func:`evaluate_components`
 runs every metric that applies to a :class:`~biorag.methods.claims.ClaimsRun`.
 
-The metrics are defined in :mod:`biorag.eval.component_metrics` (relation extraction, graph
-summarization; see its docstring for each definition) and :mod:`biorag.eval.components_graph`
+The metrics are defined in :mod:`biorag.eval.components.metrics` (relation extraction, graph
+summarization; see its docstring for each definition) and :mod:`biorag.eval.components.communities`
 (graph vs semantic communities); both are re-exported here.
 """
 
@@ -16,7 +16,13 @@ import numpy as np
 
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError, LLMUnavailableError
-from biorag.eval.component_metrics import (
+from biorag.eval.components.communities import (
+    community_comparison,
+    graph_communities,
+    semantic_communities,
+    share_of_wins,
+)
+from biorag.eval.components.metrics import (
     CLAIMS_SCHEMA,
     PROMPTS,
     SPACY_MODELS,
@@ -35,12 +41,7 @@ from biorag.eval.component_metrics import (
     semantic_similarity,
     source_diversity,
 )
-from biorag.eval.components_graph import (
-    community_comparison,
-    graph_communities,
-    semantic_communities,
-    share_of_wins,
-)
+from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
 
 __all__ = [
     "CLAIMS_SCHEMA",
@@ -96,8 +97,6 @@ async def _add_communities(
     """Compare graph and semantic communities; add their summary sets (or say why not)."""
     if run.graph is not None and run.coi:
         if summarizer is None:
-            from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
-
             summarizer = (
                 LLMSummarizer(llm, embedder=embedder) if llm else ExtractiveSummarizer(embedder)
             )

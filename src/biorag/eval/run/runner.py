@@ -2,7 +2,7 @@
 
 :func:`run_eval` loads a dataset, answers every (method, question) pair not yet in
 ``OUT/predictions.jsonl`` (several at once), appends one record per answer as it finishes, then
-judges the answers that have an ideal answer (:mod:`biorag.eval.judging`, ``[judge]``) and
+judges the answers that have an ideal answer (:mod:`biorag.eval.judging.judge_run`, ``[judge]``) and
 scores the run into ``OUT/metrics.json``. A killed run resumes where it stopped: the same
 command skips the finished pairs (and judged answers), so the metrics equal those of an
 uninterrupted run.
@@ -15,8 +15,8 @@ tokens per stage even though questions are answered concurrently. The heavy comp
 :class:`~biorag.runtime.Runtime`, shared through its per-question children
 (:meth:`~biorag.runtime.Runtime.for_question`), and closed at the end.
 
-The parts live beside this module: :mod:`biorag.eval.run_config` (``run.json`` and the check on
-resume), :mod:`biorag.eval.run_metrics` (per-method metrics) and :mod:`biorag.eval.records`
+The parts live beside this module: :mod:`biorag.eval.run.config` (``run.json`` and the check on
+resume), :mod:`biorag.eval.run.scoring` (per-method metrics) and :mod:`biorag.eval.run.records`
 (the run directory's files and the append-only prediction log). Their public names are
 re-exported here.
 """
@@ -33,12 +33,15 @@ from typing import Any
 
 from biorag.config import Settings
 from biorag.corpus.audit import SKIPPED_FILE, SkipSummary, summarize_skips
+from biorag.corpus.datasets import canonical_name
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.answering import answer_question
-from biorag.eval.judging import JudgeModel, judge_answers, open_judge, run_judged_blocks
-from biorag.eval.leakage import check_overlap
-from biorag.eval.records import (
+from biorag.eval.judging.judge_run import JudgeModel, judge_answers, open_judge, run_judged_blocks
+from biorag.eval.run.answering import answer_question
+from biorag.eval.run.config import config_differences as config_differences
+from biorag.eval.run.leakage import check_overlap
+from biorag.eval.run.on_executor import absolute_paths, answer_on_executor
+from biorag.eval.run.records import (
     METRICS_FILE,
     PREDICTIONS_FILE,
     PredictionWriter,
@@ -46,10 +49,8 @@ from biorag.eval.records import (
     latest_records,
     read_predictions,
 )
-from biorag.eval.run_config import config_differences as config_differences
-from biorag.eval.run_metrics import run_metrics
-from biorag.eval.run_on_executor import absolute_paths, answer_on_executor
-from biorag.eval.run_setup import (
+from biorag.eval.run.scoring import run_metrics
+from biorag.eval.run.setup import (
     build_methods,
     check_arguments,
     claim_run_dir,
@@ -136,16 +137,14 @@ async def arun_eval(
     executor: Any | None = None,
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
-    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.leakage`);
+    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.run.leakage`);
     ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`);
-    ``mask_entities``: mask each question with its passages first (:mod:`.masked_items`);
+    ``mask_entities``: mask each question with its passages first (:mod:`.masking`);
     ``executor``: a :mod:`biorag.executor` other than local answers on its workers
-    (:mod:`.run_on_executor`), each building the run's components from ``settings``."""
+    (:mod:`.on_executor`), each building the run's components from ``settings``."""
     started = time.perf_counter()
     out = Path(out_dir)
     if loader is None:
-        from biorag.corpus.datasets import canonical_name
-
         dataset = canonical_name(dataset)
     index_paths = [Path(p) for p in (index_paths or [])]
     method_options = dict(method_options or {})

@@ -1,4 +1,5 @@
-"""Parts of the evaluation reports beside the accuracy table (used by :mod:`biorag.eval.report`).
+"""Parts of the evaluation reports beside the accuracy table (used by
+:mod:`biorag.eval.report.writer`).
 
 - :func:`judged_section`: ``report.md``'s five-point judged answer score per method and run
   (mean, counts, the 1..5 distribution, the judge model), or why a run was not judged;
@@ -13,7 +14,7 @@ from typing import Any, Protocol
 
 
 class RunLike(Protocol):
-    """What these sections read of a run (:class:`biorag.eval.report.Run`)."""
+    """What these sections read of a run (:class:`biorag.eval.report.writer.Run`)."""
 
     @property
     def label(self) -> str: ...

@@ -28,9 +28,10 @@ Yes/no judges read P(yes) from the first token's top logprobs (``yes_no_probabil
 say yes when ``P(yes) >= 0.5``; without logprobs they parse the answer text; an unparsable
 answer counts as no (``details["unparsed"]``). No LLM: these raise :class:`BioragError`.
 
-Graph construction (graph vs semantic communities) lives in :mod:`biorag.eval.components_graph`;
-:func:`biorag.eval.components.evaluate_components` runs every metric that applies to one CLAIMS
-run.
+Graph construction (graph vs semantic communities) lives in
+:mod:`biorag.eval.components.communities`;
+:func:`biorag.eval.components.evaluate.evaluate_components` runs every metric that applies to one
+CLAIMS run.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import numpy as np
 
 from biorag.embed.base import Embedder, l2_normalize
 from biorag.errors import BioragError, LLMError
-from biorag.eval import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.eval.components import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.extract import rule_based_entities
 from biorag.extract.coref import find_references
 from biorag.graph.judges import parse_yes_no
@@ -53,7 +54,7 @@ from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import yes_no_probability
 
-PROMPTS = "biorag.eval.prompts"
+PROMPTS = "biorag.eval.components.prompts"
 SPACY_MODELS = ("en_core_sci_sm", "en_core_sci_md", "en_core_sci_lg", "en_core_web_sm")
 CLAIMS_SCHEMA: dict[str, Any] = {
     "type": "object",

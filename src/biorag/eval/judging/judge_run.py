@@ -1,9 +1,9 @@
 """The five-point judged answer score of an evaluation run (BioCDQA's GPT-4 evaluation).
 
 After the runner has answered, :func:`judge_answers` asks a judge model
-(:func:`biorag.eval.judge_score.five_point_score`) to score the latest successful answer of
+(:func:`biorag.eval.judging.five_point.five_point_score`) to score the latest successful answer of
 every method on every question with an ideal answer
-(:func:`~biorag.eval.run_metrics.ideal_answer`): BioCDQA's
+(:func:`~biorag.eval.run.scoring.ideal_answer`): BioCDQA's
 questions, every BioASQ question (``meta["ideal_answer"]``, the first) and any summary/free
 question with a string gold answer.
 
@@ -19,7 +19,7 @@ everything again (older judgments stay in the file). A
 judge call that fails is not stored: it is counted (``failed``) and tried again on the next
 run. A judge answer without a usable score is stored with ``score: null`` (``unusable``).
 
-``biorag.eval.run_metrics.judged_blocks`` turns the file into each method's ``judged`` block
+``biorag.eval.run.scoring.judged_blocks`` turns the file into each method's ``judged`` block
 of ``metrics.json``;
 :func:`open_judge` decides from ``[judge]`` (and ``--judge``) whether to judge and builds the
 judge model; :func:`rejudge_run` judges an existing run directory again without answering.
@@ -35,22 +35,30 @@ from pathlib import Path
 from typing import Any
 
 from biorag.config import Settings
+from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval import judge_score
-from biorag.eval.records import (
+from biorag.eval.judging import five_point
+from biorag.eval.run.records import (
     JUDGMENTS_FILE,
+    METRICS_FILE,
     PREDICTIONS_FILE,
+    RUN_FILE,
     RecordWriter,
     answer_sha256,
     judged_text,
     judgment_key,
     latest_records,
+    read_json,
     read_judgments,
     read_predictions,
 )
-from biorag.eval.run_metrics import ideal_answer, judged_blocks
+from biorag.eval.run.scoring import ideal_answer, judged_blocks, run_metrics
+from biorag.llm.accounting import Accounting
+from biorag.llm.factory import make_backend
 from biorag.llm.shared import SharedLLM
+from biorag.util.files import write_json_atomic
+from biorag.util.progress import progress_bar
 
 log = logging.getLogger("biorag.eval")
 
@@ -103,8 +111,6 @@ def open_judge(
     backend settings equal ``[llm]``'s (only e.g. ``max_tokens`` differs), the answering
     model's backend (``answering``) is reused: a local model is not loaded twice.
     """
-    from biorag.llm.factory import make_backend
-
     mode = mode or settings.judge.mode
     if mode not in MODES:
         raise BioragError(f"judge must be one of {', '.join(MODES)}, not {mode!r}", param="judge")
@@ -184,7 +190,7 @@ def _judgment(
     text: str,
     judge: JudgeModel,
     prompt: str,
-    got: judge_score.JudgeScore,
+    got: five_point.JudgeScore,
     report: dict[str, Any],
     start: float,
 ) -> dict[str, Any]:
@@ -227,15 +233,11 @@ async def judge_answers(
     finishes. After ``max_consecutive_failures`` failed calls in a row (the judge server is
     down, say) judging stops with a note; the rest are judged on the next run.
     """
-    from biorag.eval.judge_score import five_point_score
-    from biorag.llm.accounting import Accounting
-    from biorag.util.progress import progress_bar
-
     out = Path(out_dir)
     path = out / JUDGMENTS_FILE
     done = {judgment_key(j) for j in read_judgments(path, repair=True)}
     records = read_predictions(out / PREDICTIONS_FILE)
-    prompt = judge_score.prompt_version()  # read once: the template files are hashed
+    prompt = five_point.prompt_version()  # read once: the template files are hashed
     pending, already = _pending(items, methods, records, done, judge.model_id, prompt)
     stats = JudgeStats(already_judged=already)
     if not pending:
@@ -252,7 +254,9 @@ async def judge_answers(
             acc = Accounting()
             start = time.perf_counter()
             try:
-                got = await five_point_score(judge.shared.client(acc), item.question, ideal, text)
+                got = await five_point.five_point_score(
+                    judge.shared.client(acc), item.question, ideal, text
+                )
             except Exception as e:  # counted and judged again next run; CancelledError passes
                 stats.failed_now += 1
                 state["consecutive"] += 1
@@ -337,10 +341,6 @@ async def arejudge_run(
     loader: Any | None = None,
 ) -> tuple[dict[str, Any], JudgeStats]:
     """:func:`rejudge_run` for code already inside an event loop."""
-    from biorag.eval.records import METRICS_FILE, RUN_FILE, read_json
-    from biorag.eval.run_metrics import run_metrics
-    from biorag.util.files import write_json_atomic
-
     started = time.perf_counter()
     out = Path(out_dir)
     cfg = read_json(out / RUN_FILE)
@@ -353,8 +353,6 @@ async def arejudge_run(
             f"the run's data {path} does not exist; give the run's dataset file", param="data"
         )
     if loader is None:
-        from biorag.corpus.datasets import load_dataset
-
         loader = load_dataset
     split, setting = cfg.get("split"), cfg.get("setting")
     loaded = loader(dataset, path, split=split, setting=setting, limit=cfg.get("limit"))

@@ -12,7 +12,7 @@ it), so a different judge model than the answering one is::
     scored = await five_point_score(judge, question, ideal_answer, answer)
 
 The evaluation runner judges every run this way and averages the scores
-(:mod:`biorag.eval.judging`).
+(:mod:`biorag.eval.judging.judge_run`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from biorag.eval import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.eval.judging import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import PromptTemplate, budget
 
-PROMPTS = "biorag.eval.prompts"
+PROMPTS = "biorag.eval.judging.prompts"
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"score": {"type": "integer"},

@@ -1,4 +1,4 @@
-"""Dry-run answers of the judge and the CLAIMS component metrics (:mod:`biorag.llm.dry_run`)."""
+"""Dry-run answers of the CLAIMS component metrics' judges (:mod:`biorag.llm.dry_run`)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,6 @@ import json
 
 from biorag.llm.dry_run import dry_run_reply, first_words, passage_texts, sentences
 from biorag.llm.types import ChatRequest
-
-
-@dry_run_reply("judge_score")
-def judge_score(req: ChatRequest) -> str:
-    return json.dumps({"score": 3, "reason": "dry run"})
 
 
 @dry_run_reply("eval_key_claims", "eval_summary_claims")

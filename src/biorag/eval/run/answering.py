@@ -1,8 +1,8 @@
 """One (method, question) answered into one prediction record (a line of
 ``predictions.jsonl``): the method built on a per-question child of the run's runtime, its
 failure recorded instead of raised, its BioASQ snippets and MASH-QA sentences taken from the
-answer. The runner (:mod:`biorag.eval.runner`) calls :func:`answer_question` in this process;
-:mod:`biorag.eval.run_on_executor` calls it on Ray actors."""
+answer. The runner (:mod:`biorag.eval.run.runner`) calls :func:`answer_question` in this process;
+:mod:`biorag.eval.run.on_executor` calls it on Ray actors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Any
 
 from biorag.asking import PreparedAsk, prepare
 from biorag.corpus.datasets.base import QAItem
-from biorag.eval.run_metrics import is_multiple_choice
+from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
+from biorag.eval.run.scoring import is_multiple_choice
 from biorag.methods.base import Answer
 from biorag.runtime import Runtime
 
@@ -67,8 +68,6 @@ def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> li
 def _snippets(rt: Any, item: QAItem, answer: Any | None) -> list[dict[str, Any]] | None:
     """BioASQ: the snippets (article, section, character range) that the answer's retrieved
     chunks cover, for the snippet measures; None for other questions or without retrieval."""
-    from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
-
     if answer is None or not item.meta.get("gold_snippet_spans") or not rt.index_paths:
         return None
     chunks = [e for e in answer.evidence if e.corpus != "given" and e.doc_id and e.end]

@@ -1,13 +1,13 @@
 """``biorag eval components``: CLAIMS' component metrics over a benchmark (paper tables 2-5).
 
 For every question the ``claims`` method answers (with the method options given), then
-:func:`~biorag.eval.components.evaluate_components` scores the run it built: relation extraction
-(reference score, semantic similarity, key claim retention: table 2), graph construction (graph
-against semantic communities: table 3) and graph summarization (faithfulness, relevancy and
-source diversity of the layerwise, graph and semantic summaries: tables 4-5). The judge is the
-``[judge]`` model (the paper's Mixtral-8x7B beside the Mistral that answers) when one is
-configured, else the answering ``[llm]``; without any model the judged metrics are listed as
-skipped.
+:func:`~biorag.eval.components.evaluate.evaluate_components` scores the run it built: relation
+extraction (reference score, semantic similarity, key claim retention: table 2), graph
+construction (graph against semantic communities: table 3) and graph summarization
+(faithfulness, relevancy and source diversity of the layerwise, graph and semantic summaries:
+tables 4-5). The judge is the ``[judge]`` model (the paper's Mixtral-8x7B beside the Mistral
+that answers) when one is configured, else the answering ``[llm]``; without any model the judged
+metrics are listed as skipped.
 
 One line per question goes to ``OUT/components.jsonl`` as it finishes (a killed run resumes
 where it stopped); ``OUT/components.json`` holds the means over the questions that have each
@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from biorag.asking import PreparedAsk, prepare
+from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.components import evaluate_components
+from biorag.eval.components.evaluate import evaluate_components
 from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.runtime import Runtime
 from biorag.util.files import write_json_atomic
+from biorag.util.progress import progress_bar
 
 __all__ = ["COMPONENTS_FILE", "SUMMARY_FILE", "run_components", "summarize_components"]
 
@@ -93,8 +95,6 @@ def _load_items(
     index_paths: list[Path] | None,
 ) -> list[Any]:
     """The dataset's questions; fails without any, or without evidence to retrieve from."""
-    from biorag.corpus.datasets import load_dataset
-
     items = list(load_dataset(dataset, Path(data_path), split=split, setting=setting,
                               limit=limit).items)  # fmt: skip
     if not items:
@@ -148,8 +148,6 @@ async def run_components(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """Answer and score every question not yet in ``OUT/components.jsonl``; write the summary."""
-    from biorag.util.progress import progress_bar
-
     out = Path(out_dir)
     items = _load_items(dataset, data_path, split, setting, limit, index_paths)
     out.mkdir(parents=True, exist_ok=True)
