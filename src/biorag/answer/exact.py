@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
 
@@ -196,7 +197,7 @@ def parse_exact(qtype: str, parsed: Any, text: str) -> tuple[str | list[str] | N
 
 
 async def exact_answer_llm(
-    llm: Any, question: str, qtype: str, contexts: list[str], ideal: str
+    llm: ChatModel, question: str, qtype: str, contexts: list[str], ideal: str
 ) -> ExactAnswer:
     """One ``exact_answer`` call: the exact answer of a ``qtype`` question (see module doc)."""
     from biorag.answer.reader import number_passages
@@ -411,7 +412,7 @@ def exact_answer_floor(
 
 
 async def exact_answer(
-    llm: Any | None,
+    llm: ChatModel | None,
     question: str,
     qtype: str,
     contexts: list[str],

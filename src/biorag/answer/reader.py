@@ -17,6 +17,7 @@ from typing import Any
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import neutralize, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest
@@ -49,7 +50,7 @@ def number_passages(texts: list[str]) -> str:
 
 
 async def extract_letter(
-    llm, question: str, options: dict[str, str], response: str, extraction: str = "json"
+    llm: ChatModel, question: str, options: dict[str, str], response: str, extraction: str = "json"
 ) -> tuple[str, bool, str]:
     """The option letter the written answer chose. Returns (letter, failed, raw).
 
@@ -108,7 +109,11 @@ def reasoning_schema(letters: list[str]) -> dict[str, Any]:
 
 
 async def read_multiple_choice_once(
-    llm, question: str, options: dict[str, str], context: list[str], extraction: str = "json"
+    llm: ChatModel,
+    question: str,
+    options: dict[str, str],
+    context: list[str],
+    extraction: str = "json",
 ) -> ReaderResult:
     """One call: reasoning and letter together as JSON (batched modes). If the letter cannot be
     read, the extraction call of the two-call reader gets the raw answer; nothing is guessed."""
@@ -137,7 +142,7 @@ async def read_multiple_choice_once(
 
 
 async def read_multiple_choice(
-    llm,
+    llm: ChatModel,
     question: str,
     options: dict[str, str],
     context: list[str] | None,
@@ -168,7 +173,7 @@ async def read_multiple_choice(
 
 
 async def read_multiple_choice_mirage(
-    llm, question: str, options: dict[str, str], context: list[str] | None
+    llm: ChatModel, question: str, options: dict[str, str], context: list[str] | None
 ) -> ReaderResult:
     """MIRAGE's reading (``answer.prompt = "mirage"``): one call asking, as MedRAG's templates
     do, for ``{"step_by_step_thinking", "answer_choice"}`` with no constrained decoding, the
@@ -203,7 +208,7 @@ async def read_multiple_choice_mirage(
     )
 
 
-async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
+async def read_free_text(llm: ChatModel, question: str, context: list[str]) -> ReaderResult:
     """A short answer whose sentences cite the numbered passages they rest on; with no
     ``context``, a short answer from the model's own knowledge (closed book, no citations)."""
     values: dict[str, Any]

@@ -20,6 +20,7 @@ import numpy as np
 from biorag.config import RerankSettings
 from biorag.embed.base import Embedder
 from biorag.errors import BioragError, ConfigError
+from biorag.llm.base import ChatModel
 
 T = TypeVar("T")
 
@@ -159,7 +160,7 @@ class LLMJudgeReranker(_RerankMixin):
     top log-probabilities (``biorag.llm.types.yes_no_probability``). A response without usable
     log-probabilities scores ``neutral``. Passages are cut to ``max_passage_chars``."""
 
-    def __init__(self, llm: Any, *, max_passage_chars: int = 4000, neutral: float = 0.5):
+    def __init__(self, llm: ChatModel, *, max_passage_chars: int = 4000, neutral: float = 0.5):
         from biorag.embed import dry_replies  # noqa: F401 - registers its dry-run answer
 
         self.llm = llm
@@ -210,7 +211,9 @@ class LLMJudgeReranker(_RerankMixin):
         return _run_sync(self.ascore(query, texts))
 
 
-def build_reranker(settings: RerankSettings, embedder: Embedder, llm: Any = None) -> Reranker:
+def build_reranker(
+    settings: RerankSettings, embedder: Embedder, llm: ChatModel | None = None
+) -> Reranker:
     """The reranker ``settings.backend`` names: ``bi-encoder`` (uses ``embedder``),
     ``cross-encoder`` (``settings.model``, a local directory) or ``llm`` (needs ``llm``)."""
     if settings.backend == "bi-encoder":

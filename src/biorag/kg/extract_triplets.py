@@ -35,6 +35,7 @@ from biorag.extract.parsing import parse_triple_fields
 from biorag.kg import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.kg.models import Triplet, normalize_key
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
@@ -200,7 +201,7 @@ def _batch_items(text: str, n: int) -> dict[int, tuple[Any, Any, Any]]:
 
 
 async def _chat(
-    llm: Any, reqs: Sequence[ChatRequest], report: ExtractionReport
+    llm: ChatModel, reqs: Sequence[ChatRequest], report: ExtractionReport
 ) -> list[str | None]:
     texts: list[str | None] = []
     for s in range(0, len(reqs), WINDOW):
@@ -225,7 +226,7 @@ def _keep(report: ExtractionReport, result: Triplet | str, source_id: str, how: 
 
 
 async def _single(
-    llm: Any, pairs: Sequence[QAPair], use_exp: bool, report: ExtractionReport, how: str
+    llm: ChatModel, pairs: Sequence[QAPair], use_exp: bool, report: ExtractionReport, how: str
 ) -> None:
     texts = await _chat(llm, [_single_request(p, use_exp) for p in pairs], report)
     for p, text in zip(pairs, texts, strict=True):
@@ -263,7 +264,11 @@ def rule_triplet(texts: Sequence[str], source_id: str) -> Triplet | str:
 
 
 async def extract_qa_triplets(
-    pairs: Sequence[QAPair], llm: Any | None, *, batch_size: int = 1, use_explanation: bool = True
+    pairs: Sequence[QAPair],
+    llm: ChatModel | None,
+    *,
+    batch_size: int = 1,
+    use_explanation: bool = True,
 ) -> ExtractionReport:
     """One triplet per QA pair (see the module docstring); ``llm=None`` runs the rules."""
     report = ExtractionReport()
@@ -293,7 +298,7 @@ async def extract_qa_triplets(
 
 async def extract_text_triplets(
     texts: Sequence[tuple[str, str]],
-    llm: Any | None,
+    llm: ChatModel | None,
     *,
     mode: str = "sentences",
     min_chars: int = 20,

@@ -28,6 +28,7 @@ from typing import Any
 from biorag.executor.checkpoint import RunBatches, content_hash, on_executor, run_checkpointed
 from biorag.kg.extract_triplets import QAPair, extract_qa_triplets, extract_text_triplets
 from biorag.kg.models import Triplet
+from biorag.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def _groups(units: Sequence[dict[str, Any]]) -> list[list[int]]:
 
 
 async def extract_batch(
-    units: Sequence[dict[str, Any]], llm: Any | None, batch_size: int, use_explanation: bool
+    units: Sequence[dict[str, Any]], llm: ChatModel | None, batch_size: int, use_explanation: bool
 ) -> list[dict[str, Any]]:
     """One result per unit: ``{"sid", "hash", "triplets": [...], "dropped": [reasons]}``; the
     batch's counters are on the first (``stats``)."""
@@ -167,7 +168,7 @@ def extract_units(
 
 
 def local_batches(
-    llm: Any | None, batch_size: int, use_explanation: bool, per_batch: int
+    llm: ChatModel | None, batch_size: int, use_explanation: bool, per_batch: int
 ) -> RunBatches:
     """``run_batches`` in this process with the caller's LLM, in one event loop."""
 

@@ -13,7 +13,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # base imports this module: a runtime import would be a cycle
+    from biorag.llm.base import ChatModel
 
 
 @dataclass
@@ -181,7 +184,7 @@ def _rounded(d: dict[str, Any]) -> dict[str, Any]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in d.items()}
 
 
-def note_fallback(llm: Any, stage: str, n: int = 1) -> None:
+def note_fallback(llm: ChatModel | None, stage: str, n: int = 1) -> None:
     """Count ``n`` fallbacks of ``stage`` in ``llm``'s accounting (nothing without an LLM)."""
     acc = getattr(llm, "accounting", None)
     if isinstance(acc, Accounting):

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
+from biorag.llm.base import ChatModel
 from biorag.methods.base import Answer, AnswerSentence, Evidence, Question
 from biorag.methods.details import AnswerDetails
 from biorag.methods.exact_step import wants_exact, with_exact
@@ -314,7 +315,7 @@ async def _floor_answer(
 
 
 async def _free_text_answer(
-    llm: Any,
+    llm: ChatModel,
     question: Question,
     items: Sequence[ContextItem],
     base: dict[str, Any],

@@ -68,6 +68,7 @@ from typing import Any, Literal
 import numpy as np
 
 from biorag.errors import BioragError
+from biorag.llm.base import ChatModel
 from biorag.llm.shared import variant_settings
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, QAMethod, Question, given_passages
@@ -229,7 +230,7 @@ class IPRAR(ProgressiveGeneration, QAMethod):
             if over.get("backend") == "none":
                 raise BioragError('iprar reasoning_model cannot set backend "none"')
         super().__init__(runtime, **merged)
-        self._reasoning: Any = None
+        self._reasoning: ChatModel | None = None
         self._corpora_checked = False
         if self.corpora and self.rt.index_paths:
             self._check_corpora([str(read_manifest(p)["name"]) for p in self.rt.index_paths])
@@ -257,7 +258,7 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         return {lv: modes[lv] for lv in LEVELS if self.options[f"use_{lv}_level"]}
 
     # -- components --------------------------------------------------------------------------
-    def reasoning_llm(self) -> Any:
+    def reasoning_llm(self) -> ChatModel | None:
         """The final-answer model: the runtime's shared variant of [llm] with the
         ``reasoning_model`` overrides (built once per runtime, its calls in this question's
         accounting), else the main LLM."""

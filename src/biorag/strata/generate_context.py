@@ -39,6 +39,7 @@ from biorag.errors import LLMError, LLMUnavailableError
 from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.llm import PromptTemplate
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage
 
 PROMPTS = "biorag.strata.prompts"
@@ -207,7 +208,7 @@ def readable_name(name: str) -> str:
     return " ".join(keep)
 
 
-async def refine_names(llm: Any, names: list[str]) -> dict[str, str]:
+async def refine_names(llm: ChatModel, names: list[str]) -> dict[str, str]:
     """Graph name -> how a question would name it (``strata_refine_names``; no model, or a
     reply that does not cover a name: :func:`readable_name`)."""
     names = list(dict.fromkeys(n for n in names if n))
@@ -240,7 +241,7 @@ async def refine_names(llm: Any, names: list[str]) -> dict[str, str]:
     return {n: got.get(n, out[n]) for n in names}
 
 
-async def facts_block(llm: Any, facts: list[Fact]) -> str:
+async def facts_block(llm: ChatModel, facts: list[Fact]) -> str:
     """The subgraph as lines, entity names refined (empty when there are no facts)."""
     if not facts:
         return ""

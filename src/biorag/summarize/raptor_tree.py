@@ -35,6 +35,7 @@ import numpy as np
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
+from biorag.llm.base import ChatModel
 from biorag.summarize import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 
 PROMPTS = "biorag.summarize.prompts"
@@ -240,7 +241,7 @@ class LLMClusterSummarizer:
 
     name = "llm"
 
-    def __init__(self, llm: Any, *, max_tokens: int = 200):
+    def __init__(self, llm: ChatModel, *, max_tokens: int = 200):
         self.llm = llm
         self.max_tokens = max_tokens
 
