@@ -43,9 +43,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.answer.floor import answer_without_llm
+from biorag.answer.reader import number_passages
+from biorag.corpus.sentences import split_sentences
+from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like
+from biorag.extract.lexicon import DISEASE_WORDS, STOPWORDS
+from biorag.extract.nlp import noun_chunks, tokenize, verb_flags
 from biorag.llm import budget
 from biorag.llm.base import ChatModel
 from biorag.llm.evidence import neutralize
+from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 
 PROMPTS = "biorag.answer.prompts"
@@ -161,7 +168,6 @@ def parse_exact(qtype: str, parsed: Any, text: str) -> tuple[str | list[str] | N
     again without the schema (a bare list or string is accepted), and a yes/no answer may be
     the bare word.
     """
-    from biorag.llm.jsonparse import parse_json_lenient
 
     _check_type(qtype)
     value = _unwrap(parsed) if parsed is not None else None
@@ -200,7 +206,6 @@ async def exact_answer_llm(
     llm: ChatModel, question: str, qtype: str, contexts: list[str], ideal: str
 ) -> ExactAnswer:
     """One ``exact_answer`` call: the exact answer of a ``qtype`` question (see module doc)."""
-    from biorag.answer.reader import number_passages
 
     _check_type(qtype)
     tpl = PromptTemplate.load(PROMPTS, "exact_answer")
@@ -273,7 +278,6 @@ def _stem(word: str) -> str:
 
 
 def _kind(tok: str) -> str | None:
-    from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like
 
     if is_gene_like(tok):
         return "gene"
@@ -295,8 +299,6 @@ def _plain_word(word: str) -> bool:
 
 def _sentence_candidates(sentence: str, q_stems: set[str], numeric: bool) -> list[str]:
     """Candidate names of one sentence (see :func:`candidates`)."""
-    from biorag.extract.lexicon import DISEASE_WORDS, STOPWORDS
-    from biorag.extract.nlp import noun_chunks, tokenize, verb_flags
 
     tokens = tokenize(sentence)
     if not tokens:
@@ -338,8 +340,6 @@ def _sentence_candidates(sentence: str, q_stems: set[str], numeric: bool) -> lis
 def candidates(question: str, contexts: list[str], embedder: Any) -> list[dict[str, Any]]:
     """Scored candidate names from ``contexts``, best first: ``{name, score, count}``."""
     import numpy as np
-
-    from biorag.corpus.sentences import split_sentences
 
     sents = [
         t[s:e].strip() for t in contexts for s, e in split_sentences(t) if len(t[s:e].strip()) > 3
@@ -384,7 +384,6 @@ def exact_answer_floor(
     list_max: int = 10,
 ) -> ExactAnswer:
     """The no-LLM exact answer (see module doc); ``method="floor"``."""
-    from biorag.answer.floor import answer_without_llm
 
     _check_type(qtype)
     if qtype == "yesno":

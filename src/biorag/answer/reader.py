@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.answer.locate import locate_answer_choice
+from biorag.answer.regex_extract import extract_letter_regex
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
 from biorag.llm.base import ChatModel
@@ -58,8 +60,6 @@ async def extract_letter(
     ``"regex"``: regular expressions over the answer itself, no call (VectorGraphRAG).
     """
     if extraction == "regex":
-        from biorag.answer.regex_extract import extract_letter_regex
-
         found = extract_letter_regex(response, list(options), options=options)
         return (found or "", found is None, "")
     letters = list(options)
@@ -83,7 +83,6 @@ async def extract_letter(
         return _canonical(value.strip(), letters), False, resp.text
     # The extraction did not come back as JSON (a small model, or a server without constrained
     # decoding): read the choice from the extraction's text, then from the answer itself.
-    from biorag.answer.regex_extract import extract_letter_regex
 
     for text in (resp.text, response):
         found = extract_letter_regex(text, letters, options=options)
@@ -179,7 +178,6 @@ async def read_multiple_choice_mirage(
     do, for ``{"step_by_step_thinking", "answer_choice"}`` with no constrained decoding, the
     letter read by MIRAGE's ``locate_answer`` rules (:mod:`biorag.answer.locate`). An output no
     rule reads is a parse failure (MIRAGE's scorer then reads "A")."""
-    from biorag.answer.locate import locate_answer_choice
 
     name = "read_mirage" if context else "closed_book_mirage"
     tpl = PromptTemplate.load(PROMPTS, name)

@@ -21,6 +21,9 @@ from biorag.config import RerankSettings
 from biorag.embed.base import Embedder
 from biorag.errors import BioragError, ConfigError
 from biorag.llm.base import ChatModel
+from biorag.llm.budget import LOGPROB_ONLY
+from biorag.llm.evidence import EVIDENCE_RULE, format_passage
+from biorag.llm.types import ChatRequest, yes_no_probability
 
 T = TypeVar("T")
 
@@ -161,6 +164,7 @@ class LLMJudgeReranker(_RerankMixin):
     log-probabilities scores ``neutral``. Passages are cut to ``max_passage_chars``."""
 
     def __init__(self, llm: ChatModel, *, max_passage_chars: int = 4000, neutral: float = 0.5):
+        # lazy: biorag.embed imports this module (cycle)
         from biorag.embed import dry_replies  # noqa: F401 - registers its dry-run answer
 
         self.llm = llm
@@ -169,9 +173,6 @@ class LLMJudgeReranker(_RerankMixin):
 
     def requests(self, query: str, texts: list[str]) -> list[Any]:
         """The ``ChatRequest`` objects sent for ``texts``."""
-        from biorag.llm.budget import LOGPROB_ONLY
-        from biorag.llm.evidence import EVIDENCE_RULE, format_passage
-        from biorag.llm.types import ChatRequest
 
         return [
             ChatRequest(
@@ -198,7 +199,6 @@ class LLMJudgeReranker(_RerankMixin):
         """P(yes) per text, from one batched ``chat_many`` call."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        from biorag.llm.types import yes_no_probability
 
         responses = await self.llm.chat_many(self.requests(query, texts))
         if len(responses) != len(texts):

@@ -31,7 +31,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from biorag.corpus.models import Chunk
+from biorag.corpus.sentences import sentence_texts
+from biorag.extract import build_extraction
+from biorag.extract.entities import rule_based_triple
 from biorag.extract.parsing import parse_triple_fields
+from biorag.extract.patterns import pattern_triple
 from biorag.kg import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.kg.models import Triplet, normalize_key
 from biorag.llm import budget
@@ -236,7 +241,6 @@ async def _single(
 
 
 def _rule_candidates(p: QAPair, use_explanation: bool) -> list[str]:
-    from biorag.corpus.sentences import sentence_texts
 
     ans = p.answer.strip().lower()
     exp = p.explanation if use_explanation else ""
@@ -247,8 +251,6 @@ def _rule_candidates(p: QAPair, use_explanation: bool) -> list[str]:
 
 def rule_triplet(texts: Sequence[str], source_id: str) -> Triplet | str:
     """The first pattern triplet of ``texts``, else the rule-based triple of the last text."""
-    from biorag.extract.entities import rule_based_triple
-    from biorag.extract.patterns import pattern_triple
 
     last: Triplet | str = "no text"
     for text in texts:
@@ -304,13 +306,9 @@ async def extract_text_triplets(
     min_chars: int = 20,
 ) -> ExtractionReport:
     """Triplets from ``(source_id, text)`` pairs: one per sentence, or the claims' triples."""
-    from biorag.corpus.sentences import sentence_texts
 
     report = ExtractionReport()
     if mode == "claims":
-        from biorag.corpus.models import Chunk
-        from biorag.extract import build_extraction
-
         chunks = [
             Chunk(id=f"{sid}:0-{len(t)}", doc_id=sid, index=0, start=0, end=len(t), text=t)
             for sid, t in texts

@@ -25,10 +25,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biorag.config import Settings
 from biorag.executor.checkpoint import RunBatches, content_hash, on_executor, run_checkpointed
 from biorag.kg.extract_triplets import QAPair, extract_qa_triplets, extract_text_triplets
 from biorag.kg.models import Triplet
+from biorag.llm.accounting import Accounting
 from biorag.llm.base import ChatModel
+from biorag.llm.shared import SharedLLM
 
 log = logging.getLogger(__name__)
 
@@ -117,15 +120,12 @@ class TripletWorker:
     accounting on the first."""
 
     def __init__(self, settings: dict[str, Any], batch_size: int, use_explanation: bool) -> None:
-        from biorag.config import Settings
-        from biorag.llm.shared import SharedLLM
 
         self.loop = asyncio.new_event_loop()
         self.shared = SharedLLM(Settings.model_validate({**settings, "executor": {}}))
         self.batch_size, self.use_explanation = batch_size, use_explanation
 
     def __call__(self, batch: list[str]) -> list[str]:
-        from biorag.llm.accounting import Accounting
 
         acc = Accounting()
         llm = self.shared.client(acc)

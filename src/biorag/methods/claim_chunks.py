@@ -19,8 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from biorag.corpus.models import Chunk
+from biorag.corpus.text import clean_text
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
+from biorag.extract import build_extraction
 from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
@@ -63,9 +66,6 @@ class ClaimChunks(QAMethod):
         super().__init__(runtime, **merged)
 
     async def answer(self, question: Question) -> Answer:
-        from biorag.corpus.models import Chunk
-        from biorag.corpus.text import clean_text
-        from biorag.extract import build_extraction
 
         o = self.options
         # the query is used beyond the search only when the claims are reranked against it

@@ -68,6 +68,7 @@ from typing import Any, Literal
 import numpy as np
 
 from biorag.errors import BioragError
+from biorag.extract.masking import EntityMasker, MaskScope
 from biorag.llm.base import ChatModel
 from biorag.llm.shared import variant_settings
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
@@ -78,6 +79,7 @@ from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, number
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
 from biorag.methods.stages import stage
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
+from biorag.retrieve.bm25 import ENGLISH_STOP_WORDS, BM25Index
 from biorag.retrieve.index import read_manifest
 from biorag.runtime import Runtime
 
@@ -153,7 +155,6 @@ def check_options(o: dict[str, Any]) -> None:
 
 def plain_keywords(question: str) -> list[str]:
     """The question's content words, then bigrams of adjacent content words (no stop words)."""
-    from biorag.retrieve.bm25 import ENGLISH_STOP_WORDS
 
     words = [w.lower() for w in _WORD.findall(question)]
     keep = [w if len(w) > 1 and w not in ENGLISH_STOP_WORDS else None for w in words]
@@ -187,7 +188,6 @@ class _GivenSource:
     """The question's passages searched in memory, dense (cosine) or BM25, at either level."""
 
     def __init__(self, question: Question, embedder: Any):
-        from biorag.retrieve.bm25 import BM25Index
 
         self.passages = given_passages(question)
         self.embedder = embedder
@@ -363,7 +363,6 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         with the real names, and what is found is masked with the question's labels."""
         if question.mask_mapping is None or question.passages:
             return None
-        from biorag.extract.masking import EntityMasker, MaskScope
 
         return MaskScope(EntityMasker(self.rt.llm), question.mask_mapping)
 

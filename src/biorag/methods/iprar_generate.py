@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from biorag.answer.reader import read_multiple_choice
 from biorag.llm import budget
 from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, neutralize, numbered_passages
@@ -43,7 +44,7 @@ from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatResponse
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Question
-from biorag.methods.context import ContextItem, answer_from_context
+from biorag.methods.context import ContextItem, answer_from_context, evidence_for
 from biorag.methods.details import IPRARDetails
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
@@ -326,8 +327,6 @@ class ProgressiveGeneration:
         passages: list[Any],
         details: IPRARDetails,
     ) -> Answer:
-        from biorag.answer.reader import read_multiple_choice
-        from biorag.methods.context import evidence_for
 
         llm = self.reasoning_llm()
         # called with an LLM only, and reasoning_model cannot set backend "none"

@@ -20,11 +20,13 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
+from biorag.config import Settings
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.executor.checkpoint import RunBatches, content_hash, on_executor
 from biorag.kg.extract_triplets import RULE_MODEL
-from biorag.llm.accounting import note_fallback
+from biorag.llm.accounting import Accounting, note_fallback
 from biorag.llm.base import ChatModel
+from biorag.llm.shared import SharedLLM
 from biorag.strata.extract import (
     MentionMatcher,
     extract_doc_llm,
@@ -127,9 +129,6 @@ class PaperWorker:
     results, the batch's LLM accounting on the first."""
 
     def __init__(self, settings: dict[str, Any], vocab: Vocabulary) -> None:
-        from biorag.config import Settings
-        from biorag.llm.accounting import Accounting
-        from biorag.llm.shared import SharedLLM
 
         self.acc = Accounting()
         self.llm = SharedLLM(Settings.model_validate({**settings, "executor": {}})).client(self.acc)

@@ -41,6 +41,8 @@ from biorag.llm import PromptTemplate
 from biorag.llm.accounting import note_fallback
 from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage
+from biorag.strata import queries
+from biorag.strata.build import entity_triplets
 
 PROMPTS = "biorag.strata.prompts"
 STRUCTURED = ("drugs_for_disease", "gene_disease_chain", "drug_interaction", "research_direction")
@@ -114,7 +116,6 @@ def paper_blocks(
 
 def group_facts(store: TypedGraphStore, group: list[str], max_facts: int = MAX_FACTS) -> list[Fact]:
     """The group's entity relations and document facts, shared ones first."""
-    from biorag.strata.build import entity_triplets
 
     found: dict[tuple[str, str, str], list[str]] = {}
     for t in entity_triplets(store, {pid: "" for pid in group}):
@@ -155,7 +156,6 @@ def family_facts(
 ) -> tuple[list[Fact], bool]:
     """The facts of one structured family's query around the group (module docstring), and
     whether they came from it (False: the family found none, the group's subgraph stands in)."""
-    from biorag.strata import queries
 
     members = set(group)
     found: dict[tuple[str, str, str], list[str]] = {}
