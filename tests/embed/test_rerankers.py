@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,21 +93,12 @@ class FakeLLM:
 
 @pytest.fixture
 def fake_llm_types(monkeypatch) -> None:
-    mod = types.ModuleType("biorag.llm.types")
-    mod.ChatRequest = FakeChatRequest  # type: ignore[attr-defined]
-    mod.yes_no_probability = fake_yes_no_probability  # type: ignore[attr-defined]
-    pkg = types.ModuleType("biorag.llm")
-    pkg.__path__ = []  # type: ignore[attr-defined]
-    pkg.types = mod  # type: ignore[attr-defined]
-    import biorag.llm.budget as budget  # the real one: the output budgets, plain numbers
-    import biorag.llm.evidence as evidence  # the real one: plain text formatting, no imports
+    """The reranker's request and yes/no reading replaced by the fakes above (it imports both
+    at its module's top)."""
+    import biorag.embed.rerank as rerank
 
-    pkg.evidence = evidence  # type: ignore[attr-defined]
-    pkg.budget = budget  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "biorag.llm", pkg)
-    monkeypatch.setitem(sys.modules, "biorag.llm.types", mod)
-    monkeypatch.setitem(sys.modules, "biorag.llm.evidence", evidence)
-    monkeypatch.setitem(sys.modules, "biorag.llm.budget", budget)
+    monkeypatch.setattr(rerank, "ChatRequest", FakeChatRequest)
+    monkeypatch.setattr(rerank, "yes_no_probability", fake_yes_no_probability)
 
 
 def test_llm_judge_scores_p_yes(fake_llm_types) -> None:

@@ -164,7 +164,7 @@ def test_directed_view_walks_chains_and_passes_the_rest_through(small_graph: Cla
 
 
 async def test_claims_directed_option_reaches_the_summarize_stage(monkeypatch, small_graph):
-    import biorag.summarize as summarize
+    import biorag.methods.claims as claims_method
     from biorag.config import Settings
     from biorag.graph.claim_graph import DirectedClaimView
     from biorag.methods.base import Question
@@ -182,8 +182,9 @@ async def test_claims_directed_option_reaches_the_summarize_stage(monkeypatch, s
         seen.append(graph)
         return []
 
-    monkeypatch.setattr(summarize, "select_claims_of_interest", fake_select)
-    monkeypatch.setattr(summarize, "summarize_layerwise", fake_layers)
+    # the method imports both at its module's top: patch the names it calls
+    monkeypatch.setattr(claims_method, "select_claims_of_interest", fake_select)
+    monkeypatch.setattr(claims_method, "summarize_layerwise", fake_layers)
     for directed in (False, True):
         seen.clear()
         method = build_method("claims", Runtime(Settings()), {"directed": directed})

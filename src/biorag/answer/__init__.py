@@ -13,7 +13,7 @@ __all__ = ["ExactAnswer", "exact_answer", "exact_answer_floor", "exact_answer_ll
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from biorag.answer import exact
+        from biorag.answer import exact  # lazy: answer.exact imports this package (cycle)
 
         return getattr(exact, name)
     raise AttributeError(f"module 'biorag.answer' has no attribute {name!r}")

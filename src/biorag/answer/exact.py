@@ -43,8 +43,16 @@ from typing import Any
 
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.answer.exact_result import ExactAnswer
+from biorag.answer.floor import answer_without_llm
+from biorag.answer.reader import number_passages
+from biorag.corpus.sentences import split_sentences
+from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like
+from biorag.extract.lexicon import DISEASE_WORDS, STOPWORDS
+from biorag.extract.nlp import noun_chunks, tokenize, verb_flags
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import neutralize
+from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 
 PROMPTS = "biorag.answer.prompts"
@@ -144,7 +152,6 @@ def parse_exact(qtype: str, parsed: Any, text: str) -> tuple[str | list[str] | N
     again without the schema (a bare list or string is accepted), and a yes/no answer may be
     the bare word.
     """
-    from biorag.llm.jsonparse import parse_json_lenient
 
     _check_type(qtype)
     value = _unwrap(parsed) if parsed is not None else None
@@ -180,10 +187,9 @@ def parse_exact(qtype: str, parsed: Any, text: str) -> tuple[str | list[str] | N
 
 
 async def exact_answer_llm(
-    llm: Any, question: str, qtype: str, contexts: list[str], ideal: str
+    llm: ChatModel, question: str, qtype: str, contexts: list[str], ideal: str
 ) -> ExactAnswer:
     """One ``exact_answer`` call: the exact answer of a ``qtype`` question (see module doc)."""
-    from biorag.answer.reader import number_passages
 
     _check_type(qtype)
     tpl = PromptTemplate.load(PROMPTS, "exact_answer")
@@ -258,7 +264,6 @@ def _stem(word: str) -> str:
 
 
 def _kind(tok: str) -> str | None:
-    from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like
 
     if is_gene_like(tok):
         return "gene"
@@ -280,8 +285,6 @@ def _plain_word(word: str) -> bool:
 
 def _sentence_candidates(sentence: str, q_stems: set[str], numeric: bool) -> list[str]:
     """Candidate names of one sentence (see :func:`candidates`)."""
-    from biorag.extract.lexicon import DISEASE_WORDS, STOPWORDS
-    from biorag.extract.nlp import noun_chunks, tokenize, verb_flags
 
     tokens = tokenize(sentence)
     if not tokens:
@@ -323,8 +326,6 @@ def _sentence_candidates(sentence: str, q_stems: set[str], numeric: bool) -> lis
 def candidates(question: str, contexts: list[str], embedder: Any) -> list[dict[str, Any]]:
     """Scored candidate names from ``contexts``, best first: ``{name, score, count}``."""
     import numpy as np
-
-    from biorag.corpus.sentences import split_sentences
 
     sents = [
         t[s:e].strip() for t in contexts for s, e in split_sentences(t) if len(t[s:e].strip()) > 3
@@ -369,7 +370,6 @@ def exact_answer_floor(
     list_max: int = 10,
 ) -> ExactAnswer:
     """The no-LLM exact answer (see module doc); ``method="floor"``."""
-    from biorag.answer.floor import answer_without_llm
 
     _check_type(qtype)
     if qtype == "yesno":
@@ -397,7 +397,7 @@ def exact_answer_floor(
 
 
 async def exact_answer(
-    llm: Any | None,
+    llm: ChatModel | None,
     question: str,
     qtype: str,
     contexts: list[str],

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from biorag.corpus.sentences import split_sentences
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")
 _STOP = frozenset(
     (
@@ -55,7 +57,6 @@ def content_words(text: str) -> set[str]:
 
 
 def _sentences(passages: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    from biorag.corpus.sentences import split_sentences
 
     out: list[tuple[str, str]] = []
     for chunk_id, text in passages:

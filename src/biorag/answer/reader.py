@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biorag.answer import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.answer.locate import locate_answer_choice
+from biorag.answer.regex_extract import extract_letter_regex
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import neutralize, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 
@@ -48,7 +51,7 @@ def number_passages(texts: list[str]) -> str:
 
 
 async def extract_letter(
-    llm, question: str, options: dict[str, str], response: str, extraction: str = "json"
+    llm: ChatModel, question: str, options: dict[str, str], response: str, extraction: str = "json"
 ) -> tuple[str, bool, str]:
     """The option letter the written answer chose. Returns (letter, failed, raw).
 
@@ -56,8 +59,6 @@ async def extract_letter(
     ``"regex"``: regular expressions over the answer itself, no call (VectorGraphRAG).
     """
     if extraction == "regex":
-        from biorag.answer.regex_extract import extract_letter_regex
-
         found = extract_letter_regex(response, list(options), options=options)
         return (found or "", found is None, "")
     letters = list(options)
@@ -81,7 +82,6 @@ async def extract_letter(
         return letter, False, resp.text
     # The extraction did not come back as JSON (a small model, or a server without constrained
     # decoding): read the choice from the extraction's text, then from the answer itself.
-    from biorag.answer.regex_extract import extract_letter_regex
 
     for text in (resp.text, response):
         found = extract_letter_regex(text, letters, options=options)
@@ -139,7 +139,11 @@ def reasoning_schema(letters: list[str]) -> dict[str, Any]:
 
 
 async def read_multiple_choice_once(
-    llm, question: str, options: dict[str, str], context: list[str], extraction: str = "json"
+    llm: ChatModel,
+    question: str,
+    options: dict[str, str],
+    context: list[str],
+    extraction: str = "json",
 ) -> ReaderResult:
     """One call: reasoning and letter together as JSON (batched modes). If the letter cannot be
     read, the extraction call of the two-call reader gets the raw answer; nothing is guessed."""
@@ -167,7 +171,7 @@ async def read_multiple_choice_once(
 
 
 async def read_multiple_choice(
-    llm,
+    llm: ChatModel,
     question: str,
     options: dict[str, str],
     context: list[str] | None,
@@ -186,13 +190,12 @@ async def read_multiple_choice(
 
 
 async def read_multiple_choice_mirage(
-    llm, question: str, options: dict[str, str], context: list[str] | None
+    llm: ChatModel, question: str, options: dict[str, str], context: list[str] | None
 ) -> ReaderResult:
     """MIRAGE's reading (``answer.prompt = "mirage"``): one call asking, as MedRAG's templates
     do, for ``{"step_by_step_thinking", "answer_choice"}`` with no constrained decoding, the
     letter read by MIRAGE's ``locate_answer`` rules (:mod:`biorag.answer.locate`). An output no
     rule reads is a parse failure (MIRAGE's scorer then reads "A")."""
-    from biorag.answer.locate import locate_answer_choice
 
     prompts = ("read_mirage", "closed_book_mirage")
     resp = await _read(
@@ -209,7 +212,7 @@ async def read_multiple_choice_mirage(
     )
 
 
-async def read_free_text(llm, question: str, context: list[str]) -> ReaderResult:
+async def read_free_text(llm: ChatModel, question: str, context: list[str]) -> ReaderResult:
     """A short answer whose sentences cite the numbered passages they rest on; with no
     ``context``, a short answer from the model's own knowledge (closed book, no citations)."""
     prompts = ("read_free", "closed_book_free")

@@ -6,6 +6,9 @@ from pathlib import Path
 
 from biorag.config import EmbedSettings
 from biorag.embed.base import Embedder
+from biorag.embed.cache import CachedEmbedder
+from biorag.embed.openai_embedder import OpenAIEmbedder
+from biorag.embed.st_embedder import SentenceTransformerEmbedder
 from biorag.errors import ConfigError
 
 
@@ -21,8 +24,6 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
     """
     embedder: Embedder
     if settings.backend == "sentence-transformers":
-        from biorag.embed.st_embedder import SentenceTransformerEmbedder
-
         embedder = SentenceTransformerEmbedder(
             settings.model,
             device=settings.device,
@@ -35,7 +36,6 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
             raise ConfigError(
                 "embed.backend 'openai' needs embed.base_url (e.g. http://localhost:8080/v1)"
             )
-        from biorag.embed.openai_embedder import OpenAIEmbedder
 
         embedder = OpenAIEmbedder(
             settings.base_url,
@@ -47,7 +47,5 @@ def build_embedder(settings: EmbedSettings, cache_dir: Path | None = None) -> Em
     else:  # pragma: no cover - the settings model rejects other values
         raise ConfigError(f"unknown embed.backend {settings.backend!r}")
     if settings.cache and cache_dir is not None:
-        from biorag.embed.cache import CachedEmbedder
-
         return CachedEmbedder(embedder, cache_dir)
     return embedder

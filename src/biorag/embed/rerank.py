@@ -20,6 +20,10 @@ import numpy as np
 from biorag.config import RerankSettings
 from biorag.embed.base import Embedder
 from biorag.errors import BioragError, ConfigError
+from biorag.llm.base import ChatModel
+from biorag.llm.budget import LOGPROB_ONLY
+from biorag.llm.evidence import EVIDENCE_RULE, format_passage
+from biorag.llm.types import ChatRequest, yes_no_probability
 
 T = TypeVar("T")
 
@@ -159,7 +163,8 @@ class LLMJudgeReranker(_RerankMixin):
     top log-probabilities (``biorag.llm.types.yes_no_probability``). A response without usable
     log-probabilities scores ``neutral``. Passages are cut to ``max_passage_chars``."""
 
-    def __init__(self, llm: Any, *, max_passage_chars: int = 4000, neutral: float = 0.5):
+    def __init__(self, llm: ChatModel, *, max_passage_chars: int = 4000, neutral: float = 0.5):
+        # lazy: biorag.embed imports this module (cycle)
         from biorag.embed import dry_replies  # noqa: F401 - registers its dry-run answer
 
         self.llm = llm
@@ -168,9 +173,6 @@ class LLMJudgeReranker(_RerankMixin):
 
     def requests(self, query: str, texts: list[str]) -> list[Any]:
         """The ``ChatRequest`` objects sent for ``texts``."""
-        from biorag.llm.budget import LOGPROB_ONLY
-        from biorag.llm.evidence import EVIDENCE_RULE, format_passage
-        from biorag.llm.types import ChatRequest
 
         return [
             ChatRequest(
@@ -197,7 +199,6 @@ class LLMJudgeReranker(_RerankMixin):
         """P(yes) per text, from one batched ``chat_many`` call."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        from biorag.llm.types import yes_no_probability
 
         responses = await self.llm.chat_many(self.requests(query, texts))
         if len(responses) != len(texts):
@@ -210,7 +211,9 @@ class LLMJudgeReranker(_RerankMixin):
         return _run_sync(self.ascore(query, texts))
 
 
-def build_reranker(settings: RerankSettings, embedder: Embedder, llm: Any = None) -> Reranker:
+def build_reranker(
+    settings: RerankSettings, embedder: Embedder, llm: ChatModel | None = None
+) -> Reranker:
     """The reranker ``settings.backend`` names: ``bi-encoder`` (uses ``embedder``),
     ``cross-encoder`` (``settings.model``, a local directory) or ``llm`` (needs ``llm``)."""
     if settings.backend == "bi-encoder":

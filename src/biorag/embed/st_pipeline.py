@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from biorag.util.progress import progress_bar
+
 log = logging.getLogger(__name__)
 
 PREFETCH = 3  # batches tokenized ahead of the GPU
@@ -143,8 +145,6 @@ class PipelinedEncoder:
         """Float32 embeddings (not normalized) of ``texts``, in their order; ``progress``
         shows a bar over the texts on stderr."""
         import torch
-
-        from biorag.util.progress import progress_bar
 
         device = self.model.device
         # The very call sentence-transformers makes (its default, unstable sort): texts of

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from biorag.config import EmbedSettings
+from biorag.embed.factory import build_embedder
 from biorag.errors import IndexMismatchError
 
 
@@ -15,8 +17,6 @@ class EmbedWorker:
     with ``threads`` torch threads; refuses one that is not ``model_id``."""
 
     def __init__(self, settings: dict[str, Any], model_id: str, threads: int = 1):
-        from biorag.config import EmbedSettings
-        from biorag.embed.factory import build_embedder
 
         if threads:
             import torch

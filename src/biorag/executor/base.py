@@ -57,6 +57,7 @@ class LocalExecutor:
 def build_executor(settings: ExecutorSettings) -> BatchExecutor:
     """The executor ``settings`` name (``ray`` connects to the cluster now)."""
     if settings.kind == "ray":
+        # lazy: the Ray executor (optional extra) only when chosen
         from biorag.executor.ray_executor import RayExecutor
 
         return RayExecutor(settings)

@@ -14,6 +14,7 @@ from biorag.extract import dry_replies as _dry_replies  # noqa: F401 - registers
 from biorag.extract.models import Claim
 from biorag.extract.parsing import normalize_claim
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatRequest, ChatResponse
@@ -83,7 +84,7 @@ def request(name: str, stage: str, max_tokens: int | None = None, **values: Any)
 
 
 async def chat_all(
-    llm: Any, reqs: Sequence[ChatRequest], *, raise_if_all_failed: bool = False
+    llm: ChatModel, reqs: Sequence[ChatRequest], *, raise_if_all_failed: bool = False
 ) -> list[ChatResponse | None]:
     """Answer all requests concurrently (within the client's limit), in order.
 

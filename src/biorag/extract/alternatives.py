@@ -23,6 +23,7 @@ from biorag.extract._llm import ClaimSet, chat_all, make_claim, quote_chunks, re
 from biorag.extract.models import Claim, Triple, TripleSource
 from biorag.extract.parsing import normalize_claim, parse_blocks, parse_entities, triple_problem
 from biorag.extract.triples import with_triple
+from biorag.llm.base import ChatModel
 
 __all__ = ["DirectTripleExtractor", "EntityPairExtractor"]
 
@@ -37,7 +38,7 @@ def _add(claims: ClaimSet, chunk: Chunk, triples: list[Triple], source: TripleSo
 
 
 class _ChunkExtractor:
-    def __init__(self, llm: Any, *, max_tokens: int | None = 1024, clean: bool = True,
+    def __init__(self, llm: ChatModel, *, max_tokens: int | None = 1024, clean: bool = True,
                  grounded: bool = True) -> None:  # fmt: skip
         self.llm = llm
         self.max_tokens = max_tokens
@@ -75,7 +76,7 @@ class DirectTripleExtractor(_ChunkExtractor):
 class EntityPairExtractor(_ChunkExtractor):
     """Entities first, then relations between pairs of them; ``extract_claims(chunks)``."""
 
-    def __init__(self, llm: Any, *, max_entities: int = 30, **kw: Any) -> None:
+    def __init__(self, llm: ChatModel, *, max_entities: int = 30, **kw: Any) -> None:
         super().__init__(llm, **kw)
         self.max_entities = max_entities
 

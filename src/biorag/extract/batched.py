@@ -52,6 +52,7 @@ from biorag.extract.grounding import is_grounded
 from biorag.extract.models import Claim
 from biorag.extract.parsing import Block, parse_blocks, triple_problem
 from biorag.extract.triples import LLMTripleExtractor, with_triple
+from biorag.llm.base import ChatModel
 
 __all__ = ["BatchedClaimTripleExtractor"]
 
@@ -62,7 +63,7 @@ class BatchedClaimTripleExtractor:
 
     def __init__(
         self,
-        llm: Any,
+        llm: ChatModel,
         *,
         gleaning: bool = True,
         max_tokens: int | None = 1536,

@@ -16,7 +16,7 @@ their ``chunk_id`` and ``doc_id``. :class:`RuleClaimExtractor` is the no-LLM flo
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from biorag.corpus.models import Chunk
 from biorag.corpus.text import clean_text
@@ -35,6 +35,7 @@ from biorag.extract.grounding import is_grounded
 from biorag.extract.models import Claim
 from biorag.extract.parsing import dedupe_texts, is_no_additional, parse_claim_lines
 from biorag.extract.rule_claims import RuleClaimExtractor
+from biorag.llm.base import ChatModel
 
 __all__ = ["ClaimStrategy", "LLMClaimExtractor", "RuleClaimExtractor"]
 
@@ -46,7 +47,7 @@ class LLMClaimExtractor:
 
     def __init__(
         self,
-        llm: Any,
+        llm: ChatModel,
         strategy: ClaimStrategy = "single_stage",
         gleaning: bool = True,
         *,

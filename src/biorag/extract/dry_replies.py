@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
+from biorag.extract.entities import rule_based_entities, rule_based_triple
+from biorag.extract.patterns import pattern_triple
 from biorag.llm.dry_run import dry_run_reply, first_passage, sentences
 from biorag.llm.types import ChatRequest
 
 
 def triple_lines(claim: str) -> str:
-    from biorag.extract.entities import rule_based_triple
-    from biorag.extract.patterns import pattern_triple
 
     t = pattern_triple(claim) or rule_based_triple(claim)
     return f"SUBJECT: {t.subject}\nPREDICATE: {t.predicate}\nOBJECT: {t.object}"
@@ -39,7 +39,6 @@ def triples(req: ChatRequest) -> str:
 
 @dry_run_reply("triples_entities")
 def triples_entities(req: ChatRequest) -> str:
-    from biorag.extract.entities import rule_based_entities
 
     claim = first_passage(req.last_user_message(), "Claim:").splitlines()[0]
     return "\n".join(f"ENTITY: {e}" for e in rule_based_entities(claim)[:2])

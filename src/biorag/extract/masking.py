@@ -38,6 +38,7 @@ from biorag.extract.entities import is_disease_word, is_drug_word, is_gene_like,
 from biorag.extract.lexicon import QUANTIFIERS, STOPWORDS, UNITS
 from biorag.extract.nlp import tokenize
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
 
@@ -229,7 +230,7 @@ def _with_text(passage: Any, text: str) -> Any:
 class EntityMasker:
     """Masks the key biomedical entities of QA items (LLM detection, or the rule floor)."""
 
-    def __init__(self, llm: Any = None) -> None:
+    def __init__(self, llm: ChatModel | None = None) -> None:
         self.llm = llm
         self.template = PromptTemplate.load("biorag.extract.prompts", "mask_entities")
         self.stats: Counter[str] = Counter()

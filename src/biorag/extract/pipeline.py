@@ -39,6 +39,7 @@ from biorag.extract.triples import (
     has_triple,
     with_triple,
 )
+from biorag.llm.base import ChatModel
 from biorag.llm.stage_yield import StageYield, warn_if_low
 
 __all__ = ["Extraction", "Mode", "Strategy", "build_extraction"]
@@ -171,7 +172,7 @@ class Extraction:
 
 
 def build_extraction(
-    llm: Any | None,
+    llm: ChatModel | None,
     mode: Mode = "batched",
     strategy: Strategy = "single_stage",
     *,

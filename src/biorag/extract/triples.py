@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
 
 from biorag.extract._llm import chat_all, request, usable_text
 from biorag.extract.entities import rule_based_entities, rule_based_triple
 from biorag.extract.models import Claim, Triple, TripleSource
 from biorag.extract.parsing import parse_entities, parse_relation, parse_triple, triple_problem
 from biorag.extract.patterns import pattern_triple
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, neutralize
 
 __all__ = [
@@ -63,7 +63,9 @@ class LLMTripleExtractor:
     Claims that already have a triple are passed through unchanged.
     """
 
-    def __init__(self, llm: Any, *, grounded: bool = True, max_tokens: int | None = 128) -> None:
+    def __init__(
+        self, llm: ChatModel, *, grounded: bool = True, max_tokens: int | None = 128
+    ) -> None:
         self.llm = llm
         self.grounded = grounded
         self.max_tokens = max_tokens

@@ -35,8 +35,8 @@ from biorag.errors import LLMError, LLMUnavailableError
 from biorag.graph import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, format_passages
-from biorag.llm.factory import LLM
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import ChatResponse, yes_no_probability
@@ -143,7 +143,7 @@ class LLMRelevanceJudge:
     """Yes/No relevance from an LLM, one claim per call or ``batch_size`` per call."""
 
     def __init__(
-        self, llm: LLM, batched: bool = False, batch_size: int = 20, threshold: float = 0.5
+        self, llm: ChatModel, batched: bool = False, batch_size: int = 20, threshold: float = 0.5
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")

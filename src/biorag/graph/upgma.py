@@ -135,7 +135,7 @@ def cluster_vectors(
         }
         return ClusterResult(labels, "exact", True, stats)
 
-    from biorag.graph.blocking import find_blocks
+    from biorag.graph.blocking import find_blocks  # lazy: blocking loads scipy.sparse.csgraph
 
     kind = index if index != "auto" else ("flat" if n <= flat_limit else "ivf")
     blocks, bstats = find_blocks(x, threshold, index=kind, max_block=max_block, nprobe=nprobe)

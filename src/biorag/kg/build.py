@@ -66,6 +66,7 @@ from biorag.kg.sources import (
 )
 from biorag.kg.stores.factory import open_store
 from biorag.kg.stores.sqlite_common import FILENAME
+from biorag.llm.base import ChatModel
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.util.files import write_json_atomic
 
@@ -212,7 +213,7 @@ class _How:
     """How units are extracted: the LLM (None: rules), its options, and a batch executor
     other than local with the settings its workers build from (None: this process)."""
 
-    llm: Any | None
+    llm: ChatModel | None
     batch_size: int
     use_explanation: bool
     executor: Any | None = None
@@ -277,7 +278,7 @@ def build_kg(
     out: str | Path,
     *,
     embedder: Any,
-    llm: Any | None = None,
+    llm: ChatModel | None = None,
     batch_size: int = 1,
     use_explanation: bool = True,
     half: str = "all",

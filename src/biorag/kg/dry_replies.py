@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from biorag.extract.dry_replies import triple_lines
 from biorag.llm.dry_run import after, dry_run_reply, first_passage, first_words, numbers
 from biorag.llm.types import ChatRequest
 
@@ -18,7 +19,6 @@ def kg_triplets(req: ChatRequest) -> str:
 
 @dry_run_reply("kg_triplets_text")
 def kg_triplets_text(req: ChatRequest) -> str:
-    from biorag.extract.dry_replies import triple_lines
 
     return triple_lines(first_passage(req.last_user_message(), "Sentence:").splitlines()[0])
 

@@ -31,10 +31,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from biorag.corpus.models import Chunk
+from biorag.corpus.sentences import sentence_texts
+from biorag.extract import build_extraction
+from biorag.extract.entities import rule_based_triple
 from biorag.extract.parsing import parse_triple_fields
+from biorag.extract.patterns import pattern_triple
 from biorag.kg import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.kg.models import Triplet, normalize_key
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
@@ -200,7 +206,7 @@ def _batch_items(text: str, n: int) -> dict[int, tuple[Any, Any, Any]]:
 
 
 async def _chat(
-    llm: Any, reqs: Sequence[ChatRequest], report: ExtractionReport
+    llm: ChatModel, reqs: Sequence[ChatRequest], report: ExtractionReport
 ) -> list[str | None]:
     texts: list[str | None] = []
     for s in range(0, len(reqs), WINDOW):
@@ -225,7 +231,7 @@ def _keep(report: ExtractionReport, result: Triplet | str, source_id: str, how: 
 
 
 async def _single(
-    llm: Any, pairs: Sequence[QAPair], use_exp: bool, report: ExtractionReport, how: str
+    llm: ChatModel, pairs: Sequence[QAPair], use_exp: bool, report: ExtractionReport, how: str
 ) -> None:
     texts = await _chat(llm, [_single_request(p, use_exp) for p in pairs], report)
     for p, text in zip(pairs, texts, strict=True):
@@ -235,7 +241,6 @@ async def _single(
 
 
 def _rule_candidates(p: QAPair, use_explanation: bool) -> list[str]:
-    from biorag.corpus.sentences import sentence_texts
 
     ans = p.answer.strip().lower()
     exp = p.explanation if use_explanation else ""
@@ -246,8 +251,6 @@ def _rule_candidates(p: QAPair, use_explanation: bool) -> list[str]:
 
 def rule_triplet(texts: Sequence[str], source_id: str) -> Triplet | str:
     """The first pattern triplet of ``texts``, else the rule-based triple of the last text."""
-    from biorag.extract.entities import rule_based_triple
-    from biorag.extract.patterns import pattern_triple
 
     last: Triplet | str = "no text"
     for text in texts:
@@ -263,7 +266,11 @@ def rule_triplet(texts: Sequence[str], source_id: str) -> Triplet | str:
 
 
 async def extract_qa_triplets(
-    pairs: Sequence[QAPair], llm: Any | None, *, batch_size: int = 1, use_explanation: bool = True
+    pairs: Sequence[QAPair],
+    llm: ChatModel | None,
+    *,
+    batch_size: int = 1,
+    use_explanation: bool = True,
 ) -> ExtractionReport:
     """One triplet per QA pair (see the module docstring); ``llm=None`` runs the rules."""
     report = ExtractionReport()
@@ -293,19 +300,15 @@ async def extract_qa_triplets(
 
 async def extract_text_triplets(
     texts: Sequence[tuple[str, str]],
-    llm: Any | None,
+    llm: ChatModel | None,
     *,
     mode: str = "sentences",
     min_chars: int = 20,
 ) -> ExtractionReport:
     """Triplets from ``(source_id, text)`` pairs: one per sentence, or the claims' triples."""
-    from biorag.corpus.sentences import sentence_texts
 
     report = ExtractionReport()
     if mode == "claims":
-        from biorag.corpus.models import Chunk
-        from biorag.extract import build_extraction
-
         chunks = [
             Chunk(id=f"{sid}:0-{len(t)}", doc_id=sid, index=0, start=0, end=len(t), text=t)
             for sid, t in texts

@@ -25,9 +25,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biorag.config import Settings
 from biorag.executor.checkpoint import RunBatches, content_hash, on_executor, run_checkpointed
 from biorag.kg.extract_triplets import QAPair, extract_qa_triplets, extract_text_triplets
 from biorag.kg.models import Triplet
+from biorag.llm.accounting import Accounting
+from biorag.llm.base import ChatModel
+from biorag.llm.shared import SharedLLM
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +75,7 @@ def _groups(units: Sequence[dict[str, Any]]) -> list[list[int]]:
 
 
 async def extract_batch(
-    units: Sequence[dict[str, Any]], llm: Any | None, batch_size: int, use_explanation: bool
+    units: Sequence[dict[str, Any]], llm: ChatModel | None, batch_size: int, use_explanation: bool
 ) -> list[dict[str, Any]]:
     """One result per unit: ``{"sid", "hash", "triplets": [...], "dropped": [reasons]}``; the
     batch's counters are on the first (``stats``)."""
@@ -116,15 +120,12 @@ class TripletWorker:
     accounting on the first."""
 
     def __init__(self, settings: dict[str, Any], batch_size: int, use_explanation: bool) -> None:
-        from biorag.config import Settings
-        from biorag.llm.shared import SharedLLM
 
         self.loop = asyncio.new_event_loop()
         self.shared = SharedLLM(Settings.model_validate({**settings, "executor": {}}))
         self.batch_size, self.use_explanation = batch_size, use_explanation
 
     def __call__(self, batch: list[str]) -> list[str]:
-        from biorag.llm.accounting import Accounting
 
         acc = Accounting()
         llm = self.shared.client(acc)
@@ -167,7 +168,7 @@ def extract_units(
 
 
 def local_batches(
-    llm: Any | None, batch_size: int, use_explanation: bool, per_batch: int
+    llm: ChatModel | None, batch_size: int, use_explanation: bool, per_batch: int
 ) -> RunBatches:
     """``run_batches`` in this process with the caller's LLM, in one event loop."""
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from biorag.corpus.datasets import load_dataset
 from biorag.errors import BioragError, InputFormatError
 from biorag.kg.extract_triplets import QAPair, make_triplet, qa_pairs_from_items, read_explanations
 from biorag.kg.models import Triplet
@@ -95,7 +96,6 @@ def _read_qa_dataset(
     use_explanation: bool,
     explanations: Path | None,
 ) -> Sources:
-    from biorag.corpus.datasets import load_dataset
 
     loaded = load_dataset(fmt, path, split=split)
     src = Sources(units=len(loaded.items))

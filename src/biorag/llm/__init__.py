@@ -17,7 +17,7 @@ accounting -> backend. Answers to JSON requests are parsed leniently
 """
 
 from biorag.llm.accounting import Accounting, StageStats
-from biorag.llm.base import LLMBackend, RetryableLLMError
+from biorag.llm.base import ChatModel, LLMBackend, RetryableLLMError
 from biorag.llm.cache import SQLiteCache, cache_key
 from biorag.llm.factory import LLM, build_llm, make_backend
 from biorag.llm.jsonparse import parse_json_lenient
@@ -28,6 +28,7 @@ from biorag.llm.types import ChatRequest, ChatResponse, TokenLogprob, yes_no_pro
 __all__ = [
     "LLM",
     "Accounting",
+    "ChatModel",
     "ChatRequest",
     "ChatResponse",
     "LLMBackend",

@@ -181,8 +181,11 @@ def _rounded(d: dict[str, Any]) -> dict[str, Any]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in d.items()}
 
 
-def note_fallback(llm: Any, stage: str, n: int = 1) -> None:
-    """Count ``n`` fallbacks of ``stage`` in ``llm``'s accounting (nothing without an LLM)."""
+def note_fallback(llm: object, stage: str, n: int = 1) -> None:
+    """Count ``n`` fallbacks of ``stage`` in ``llm``'s accounting (nothing without an LLM).
+
+    ``llm`` is a :class:`~biorag.llm.base.ChatModel` or None; typed ``object`` because
+    ``base`` imports this module (naming ChatModel here would be an import cycle)."""
     acc = getattr(llm, "accounting", None)
     if isinstance(acc, Accounting):
         acc.record_fallback(stage, n)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Coroutine, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from biorag.errors import LLMError
+from biorag.llm.accounting import Accounting
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.repetition import cut_repetition
 from biorag.llm.types import ChatRequest, ChatResponse
@@ -33,6 +35,43 @@ class LLMBackend(Protocol):
         """Answer one request or raise :class:`LLMError` (:class:`RetryableLLMError` if a
         retry may help)."""
         ...
+
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """The chat model the stage operators are given: what they use of the composed client
+    :class:`~biorag.llm.factory.LLM` (which satisfies this structurally). ``None`` in its place
+    is the no-LLM floor.
+
+    ``model`` names the model (it enters provenance); ``accounting`` holds the per-stage counts
+    (:func:`~biorag.llm.accounting.note_fallback` adds to them); ``concurrency`` is how many
+    requests it keeps in flight at most. ``chat`` answers one request, ``chat_json`` re-asks
+    once a JSON answer does not parse, ``chat_many`` answers several concurrently;
+    ``run_sync`` runs a coroutine from synchronous code on the client's own loop, and
+    ``aclose`` releases what the backend holds on the running loop.
+    """
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def accounting(self) -> Accounting: ...
+
+    @property
+    def concurrency(self) -> int: ...
+
+    async def chat(self, req: ChatRequest) -> ChatResponse: ...
+
+    async def chat_json(self, req: ChatRequest, retries: int = 1) -> ChatResponse: ...
+
+    async def chat_many(self, reqs: Sequence[ChatRequest]) -> list[ChatResponse]: ...
+
+    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T: ...
+
+    async def aclose(self) -> None: ...
 
 
 class RetryableLLMError(LLMError):

@@ -13,12 +13,16 @@ of ``[llm]`` (IP-RAR's ``reasoning_model``), so a second model is built once, no
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from biorag.config import LLMSettings, Settings
 from biorag.errors import BioragError
+from biorag.llm.accounting import Accounting
+
+if TYPE_CHECKING:
+    from biorag.llm.factory import LLM
 
 
 class SharedLLM:
@@ -48,7 +52,7 @@ class SharedLLM:
     def model(self) -> str | None:
         return getattr(self.backend, "model", None) if self.backend is not None else None
 
-    def client(self, accounting: Any) -> Any | None:
+    def client(self, accounting: Accounting) -> LLM | None:
         """A client of its own (own accounting) over the shared backend; None without an LLM.
 
         Composed by :func:`~biorag.llm.factory.client_of` like :func:`build_llm`'s, so every

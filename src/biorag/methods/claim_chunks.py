@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from biorag.corpus.models import Chunk
+from biorag.corpus.text import clean_text
 from biorag.errors import BioragError
+from biorag.extract import build_extraction
 from biorag.methods.base import Answer, QAMethod, Question
 from biorag.methods.context import (
     DEFAULT_TOKEN_LIMIT,
@@ -62,9 +65,6 @@ class ClaimChunks(QAMethod):
         super().__init__(runtime, **merged)
 
     async def answer(self, question: Question) -> Answer:
-        from biorag.corpus.models import Chunk
-        from biorag.corpus.text import clean_text
-        from biorag.extract import build_extraction
 
         o = self.options
         # the query is used beyond the search only when the claims are reranked against it

@@ -24,12 +24,24 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from biorag.corpus.chunking import rechunk
+from biorag.corpus.models import Chunk
+from biorag.corpus.text import clean_text
+from biorag.corpus.tokens import default_counter
+from biorag.errors import BioragError
+from biorag.extract import build_extraction
+from biorag.extract.grounding import grounded_share
+from biorag.graph.claim_graph import ClaimGraph, DirectedClaimView
+from biorag.graph.dedup import deduplicate_entities
+from biorag.graph.denoise import denoise
+from biorag.graph.judges import EmbeddingRelevanceJudge, LLMRelevanceJudge
 from biorag.methods.base import (
     Answer,
     QAMethod,
     Question,
     retrieve_passages,
 )
+from biorag.methods.context import ContextItem, answer_from_context, typed_options
 from biorag.methods.details import (
     ClaimOfInterest,
     ClaimRow,
@@ -38,6 +50,13 @@ from biorag.methods.details import (
     SummaryRow,
 )
 from biorag.methods.stages import stage as stage_event
+from biorag.retrieve.query import build_query, plain_query
+from biorag.summarize import (
+    ExtractiveSummarizer,
+    LLMSummarizer,
+    select_claims_of_interest,
+    summarize_layerwise,
+)
 
 DEFAULTS: dict[str, Any] = {
     "mode": "batched",
@@ -87,14 +106,12 @@ class Claims(QAMethod):
     needs_index = True
 
     def __init__(self, runtime, **options: Any):
-        from biorag.errors import BioragError
 
         unknown = set(options) - set(DEFAULTS)
         if unknown:
             raise BioragError(
                 f"unknown CLAIMS option(s) {sorted(unknown)}; allowed: {sorted(DEFAULTS)}"
             )
-        from biorag.methods.context import typed_options
 
         merged = {**DEFAULTS, **typed_options("CLAIMS", options, DEFAULTS)}
         if merged["mode"] not in MODES:
@@ -105,10 +122,6 @@ class Claims(QAMethod):
 
     # -- stages ----------------------------------------------------------------------------
     async def _retrieve(self, run: ClaimsRun) -> list[Any]:
-        from biorag.corpus.chunking import rechunk
-        from biorag.corpus.models import Chunk
-        from biorag.corpus.text import clean_text
-        from biorag.retrieve.query import build_query, plain_query
 
         q = run.question
         if q.passages:  # nothing to search: the rewrite and HyDE calls would be wasted
@@ -137,7 +150,6 @@ class Claims(QAMethod):
         return chunks
 
     async def _extract(self, run: ClaimsRun, chunks: list[Any]) -> None:
-        from biorag.extract import build_extraction
 
         extraction = build_extraction(
             self.rt.llm,
@@ -156,10 +168,6 @@ class Claims(QAMethod):
         run.extraction_stats = dict(getattr(extraction, "stats", {}) or {})
 
     async def _build_graph(self, run: ClaimsRun) -> None:
-        from biorag.graph.claim_graph import ClaimGraph
-        from biorag.graph.dedup import deduplicate_entities
-        from biorag.graph.denoise import denoise
-        from biorag.graph.judges import EmbeddingRelevanceJudge, LLMRelevanceJudge
 
         q = run.question
         with_triples = [c for c in run.claims if c.triple is not None]
@@ -187,7 +195,6 @@ class Claims(QAMethod):
             run.denoise_report = await denoise(run.graph, q.text, self.options["denoise"], judge)
 
     def _summarizer(self) -> Any:
-        from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
 
         limit = int(self.options["token_limit"])
         if self.rt.llm is None:
@@ -204,7 +211,6 @@ class Claims(QAMethod):
         )
 
     async def _summarize(self, run: ClaimsRun) -> None:
-        from biorag.summarize import select_claims_of_interest, summarize_layerwise
 
         q = run.question
         if not run.graph.claims:
@@ -212,8 +218,6 @@ class Claims(QAMethod):
         summarizer = self._summarizer()
         graph = run.graph
         if self.options["directed"]:  # walk head-to-tail chains only (the paper: undirected)
-            from biorag.graph.claim_graph import DirectedClaimView
-
             graph = DirectedClaimView(run.graph)
         run.coi = await select_claims_of_interest(
             graph,
@@ -229,7 +233,6 @@ class Claims(QAMethod):
 
     # -- the method ------------------------------------------------------------------------
     async def answer(self, question: Question) -> Answer:
-        from biorag.methods.context import ContextItem, answer_from_context
 
         run = ClaimsRun(question=question)
         t = time.perf_counter()
@@ -323,7 +326,6 @@ def pack_passages(passages: list[Any], limit: int) -> list[tuple[str, str, str]]
     passages has the id ``id1+id2+...``. A PubMedQA abstract given as its sections then costs
     one extraction (and gleaning) call instead of one per section, as the paper's 1,000-token
     chunks of a document would."""
-    from biorag.corpus.tokens import default_counter
 
     counter = default_counter()
     units: list[tuple[list[str], str, list[str], int]] = []
@@ -344,7 +346,6 @@ def source_passage(claim: str, unit_id: str, texts: dict[str, str]) -> str:
     share of its content words (the first on a tie); ``unit_id`` itself for a single passage."""
     if unit_id in texts:
         return unit_id
-    from biorag.extract.grounding import grounded_share
 
     ids = [i for i in unit_id.split(PACKED) if i in texts]
     if not ids:

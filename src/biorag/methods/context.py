@@ -15,13 +15,31 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, TypeVar
 
+from biorag.answer.floor import answer_without_llm
+from biorag.answer.reader import (
+    read_free_text,
+    read_multiple_choice,
+    read_multiple_choice_mirage,
+    read_multiple_choice_once,
+)
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
-from biorag.methods.base import Answer, AnswerSentence, Evidence, QAMethod, Question
+from biorag.llm.base import ChatModel
+from biorag.methods.base import (
+    Answer,
+    AnswerSentence,
+    Evidence,
+    QAMethod,
+    Question,
+    given_passages,
+    retrieve_passages,
+)
 from biorag.methods.details import AnswerDetails
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.stages import stage
+from biorag.retrieve.query import build_query, plain_query
 from biorag.runtime import Runtime
+from biorag.summarize.base import truncate_tokens
 
 T = TypeVar("T")
 
@@ -45,7 +63,6 @@ def fill_context(
     WordPiece tokenizer), whose pre-tokenizer splits on whitespace, so the texts joined by blank
     lines count exactly the sum of their counts.
     """
-    from biorag.summarize.base import truncate_tokens
 
     counter = counter or default_counter()
     out: list[str] = []
@@ -179,8 +196,6 @@ async def hyde_retrieve(
 
     ``query_used=False``: the caller uses the query for the search only, so a question that
     brings its passages gets them with the plain query and no HyDE call (nothing to search)."""
-    from biorag.methods.base import given_passages, retrieve_passages
-    from biorag.retrieve.query import build_query, plain_query
 
     if question.passages and not query_used:
         return plain_query(question.text, question.options), given_passages(question)
@@ -305,11 +320,7 @@ async def _answer(
         floor = list(items) or list(floor_items or [])
         return await _floor_answer(rt, question, floor, base, notes)
     if question.options:
-        from biorag.answer.reader import read_multiple_choice, read_multiple_choice_once
-
         if rt.settings.answer.prompt == "mirage":
-            from biorag.answer.reader import read_multiple_choice_mirage
-
             r = await read_multiple_choice_mirage(llm, question.text, question.options, texts)
         else:
             read = read_multiple_choice_once if reader == "one-call" else read_multiple_choice
@@ -336,7 +347,6 @@ async def _floor_answer(
     notes: list[str],
 ) -> Answer:
     """The no-LLM floor's answer over ``items`` (in a worker thread), its sentences cited."""
-    from biorag.answer.floor import answer_without_llm
 
     key_of = {f"ctx{i}": it.chunk_ids for i, it in enumerate(items)}
     res = await asyncio.to_thread(
@@ -356,14 +366,13 @@ async def _floor_answer(
 
 
 async def _free_text_answer(
-    llm: Any,
+    llm: ChatModel,
     question: Question,
     items: Sequence[ContextItem],
     base: dict[str, Any],
     notes: list[str],
 ) -> Answer:
     """The model's cited free-text answer; each sentence carries the chunks it cites."""
-    from biorag.answer.reader import read_free_text
 
     r = await read_free_text(llm, question.text, [it.text for it in items])
     return Answer(

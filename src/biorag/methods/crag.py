@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from biorag.corpus.sentences import split_sentences
 from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
@@ -58,7 +59,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{2,}")
 
 def strips_of(text: str, size: int) -> list[str]:
     """``text`` cut into strips of ``size`` sentences (one strip when it has at most that)."""
-    from biorag.corpus.sentences import split_sentences
 
     spans = split_sentences(text)
     if len(spans) <= size:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from biorag.answer.exact import exact_answer, exact_answer_floor
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import note_fallback
 from biorag.methods.base import Answer, Question
@@ -37,7 +38,6 @@ async def with_exact(rt: Runtime, question: Question, ans: Answer, contexts: lis
     instead: the answer (already paid for) is kept, and
     ``details["exact_answer"]["error"]`` and a note say what happened. Without a model the
     floor answers from ``contexts``."""
-    from biorag.answer.exact import exact_answer, exact_answer_floor
 
     if not wants_exact(question):
         return ans

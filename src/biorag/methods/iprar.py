@@ -68,6 +68,8 @@ from typing import Any, Literal
 import numpy as np
 
 from biorag.errors import BioragError
+from biorag.extract.masking import EntityMasker, MaskScope
+from biorag.llm.base import ChatModel
 from biorag.llm.shared import variant_settings
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, QAMethod, Question, given_passages
@@ -77,6 +79,7 @@ from biorag.methods.iprar_generate import PROMPTS, ProgressiveGeneration, number
 from biorag.methods.iprar_prompts import PREREASON_SCHEMA
 from biorag.methods.stages import stage
 from biorag.retrieve.aggregate import DEFAULT_WEIGHTS, aggregate, by_similarity
+from biorag.retrieve.bm25 import ENGLISH_STOP_WORDS, BM25Index
 from biorag.retrieve.index import read_manifest
 from biorag.runtime import Runtime
 
@@ -152,7 +155,6 @@ def check_options(o: dict[str, Any]) -> None:
 
 def plain_keywords(question: str) -> list[str]:
     """The question's content words, then bigrams of adjacent content words (no stop words)."""
-    from biorag.retrieve.bm25 import ENGLISH_STOP_WORDS
 
     words = [w.lower() for w in _WORD.findall(question)]
     keep = [w if len(w) > 1 and w not in ENGLISH_STOP_WORDS else None for w in words]
@@ -186,7 +188,6 @@ class _GivenSource:
     """The question's passages searched in memory, dense (cosine) or BM25, at either level."""
 
     def __init__(self, question: Question, embedder: Any):
-        from biorag.retrieve.bm25 import BM25Index
 
         self.passages = given_passages(question)
         self.embedder = embedder
@@ -229,7 +230,7 @@ class IPRAR(ProgressiveGeneration, QAMethod):
             if over.get("backend") == "none":
                 raise BioragError('iprar reasoning_model cannot set backend "none"')
         super().__init__(runtime, **merged)
-        self._reasoning: Any = None
+        self._reasoning: ChatModel | None = None
         self._corpora_checked = False
         if self.corpora and self.rt.index_paths:
             self._check_corpora([str(read_manifest(p)["name"]) for p in self.rt.index_paths])
@@ -257,7 +258,7 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         return {lv: modes[lv] for lv in LEVELS if self.options[f"use_{lv}_level"]}
 
     # -- components --------------------------------------------------------------------------
-    def reasoning_llm(self) -> Any:
+    def reasoning_llm(self) -> ChatModel | None:
         """The final-answer model: the runtime's shared variant of [llm] with the
         ``reasoning_model`` overrides (built once per runtime, its calls in this question's
         accounting), else the main LLM."""
@@ -362,7 +363,6 @@ class IPRAR(ProgressiveGeneration, QAMethod):
         with the real names, and what is found is masked with the question's labels."""
         if question.mask_mapping is None or question.passages:
             return None
-        from biorag.extract.masking import EntityMasker, MaskScope
 
         return MaskScope(EntityMasker(self.rt.llm), question.mask_mapping)
 

@@ -35,13 +35,16 @@ from typing import Any
 
 import numpy as np
 
+from biorag.answer.reader import read_multiple_choice
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, neutralize, numbered_passages
 from biorag.llm.jsonparse import parse_json_lenient
 from biorag.llm.prompts import PromptTemplate
+from biorag.llm.types import ChatResponse
 from biorag.methods import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.methods.base import Answer, AnswerSentence, Question
-from biorag.methods.context import ContextItem, answer_from_context
+from biorag.methods.context import ContextItem, answer_from_context, evidence_for
 from biorag.methods.details import IPRARDetails
 from biorag.methods.exact_step import wants_exact, with_exact
 from biorag.methods.iprar_prompts import RELEVANCE_BATCH_SCHEMA, SUPPORT_SCHEMA
@@ -126,11 +129,13 @@ class ProgressiveGeneration:
     options: dict[str, Any]
     name: str
 
-    def reasoning_llm(self) -> Any:
+    def reasoning_llm(self) -> ChatModel | None:
         """The final-answer model (the method overrides this)."""
         return self.rt.llm
 
-    async def _chat(self, llm: Any, name: str, values: dict[str, Any], **kw: Any) -> Any:
+    async def _chat(
+        self, llm: ChatModel, name: str, values: dict[str, Any], **kw: Any
+    ) -> ChatResponse:
         if name in _MAX_TOKENS:
             kw.setdefault("max_tokens", _MAX_TOKENS[name])
         tpl = PromptTemplate.load(PROMPTS, name)
@@ -198,6 +203,7 @@ class ProgressiveGeneration:
         """``relevance_batch`` chunks per ``iprar_relevance_batch`` call, in ranked order."""
         size = int(self.options["relevance_batch"])
         llm = self.rt.llm
+        assert llm is not None  # relevance() batches only with an LLM
         verdicts: list[dict] = []
         relevant: list[str] = []
         for b, start in enumerate(range(0, len(ranked), size)):
@@ -321,10 +327,10 @@ class ProgressiveGeneration:
         passages: list[Any],
         details: IPRARDetails,
     ) -> Answer:
-        from biorag.answer.reader import read_multiple_choice
-        from biorag.methods.context import evidence_for
 
         llm = self.reasoning_llm()
+        # called with an LLM only, and reasoning_model cannot set backend "none"
+        assert llm is not None
         ctx = [it.text for it in items]
         base: dict[str, Any] = {
             "method": self.name,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from biorag.corpus.chunking import split_by_tokens
 from biorag.corpus.tokens import default_counter
 from biorag.errors import BioragError
 from biorag.methods.base import Answer, QAMethod, Question
@@ -38,6 +39,12 @@ from biorag.methods.context import (
 )
 from biorag.methods.details import QueryParts, RaptorDetails
 from biorag.runtime import Runtime
+from biorag.summarize.raptor_tree import (
+    ExtractiveClusterSummarizer,
+    LLMClusterSummarizer,
+    build_tree,
+    rank_nodes,
+)
 
 #: ``k`` / ``retriever`` None: the ``[retrieval]`` settings. ``reduction``: auto (UMAP if
 #: installed, else PCA), umap, pca or none. ``threshold``: the soft-membership probability.
@@ -67,7 +74,6 @@ DEFAULTS: dict[str, Any] = {
 
 def make_leaves(passages: list[Any], leaf_tokens: int | None) -> list[tuple[str, str, list[str]]]:
     """``(leaf id, text, [chunk id])`` per sentence-aligned piece of each passage."""
-    from biorag.corpus.chunking import split_by_tokens
 
     leaves: list[tuple[str, str, list[str]]] = []
     for p in passages:
@@ -100,10 +106,6 @@ class Raptor(QAMethod):
         self.last_tree: Any = None
 
     def _summarizer(self) -> Any:
-        from biorag.summarize.raptor_tree import (
-            ExtractiveClusterSummarizer,
-            LLMClusterSummarizer,
-        )
 
         n = int(self.options["summary_tokens"])
         if self.rt.llm is None:
@@ -111,7 +113,6 @@ class Raptor(QAMethod):
         return LLMClusterSummarizer(self.rt.llm, max_tokens=n)
 
     async def answer(self, question: Question) -> Answer:
-        from biorag.summarize.raptor_tree import build_tree, rank_nodes
 
         o = self.options
         query, passages = await hyde_retrieve(self.rt, question, o)

@@ -29,6 +29,7 @@ from biorag.methods.context import (
     rerank,
 )
 from biorag.methods.details import QueryParts, RankedChunksDetails, RetrievedChunk
+from biorag.retrieve.query import build_query
 from biorag.runtime import Runtime
 
 #: Options of Rewrite and HyDE. ``k`` / ``retriever`` None: ``[retrieval] k`` (10) and
@@ -74,7 +75,6 @@ class RerankedChunks(QAMethod):
 
     async def make_query(self, question: Question) -> tuple[str, dict[str, Any]]:
         """The retrieval query text and its parts (for ``details['query']``)."""
-        from biorag.retrieve.query import build_query
 
         q = await build_query(
             self.rt.llm, question.text, question.options, rewrite=self.rewrite, hyde=self.hyde

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from biorag.answer.regex_extract import extract_letter_regex
 from biorag.corpus.sentences import split_sentences
 from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.llm.accounting import note_fallback
@@ -89,7 +90,6 @@ def critique_score(seg: SelfRAGSegment, w_rel: float, w_sup: float, w_use: float
 def parse_segment(chunk_id: str, parsed: Any, options: dict[str, str]) -> SelfRAGSegment | None:
     """The model's segment as the schema asks, or ``None`` (its letter resolved for a
     multiple-choice question: a segment without a clear option is unusable)."""
-    from biorag.answer.regex_extract import extract_letter_regex
 
     if not isinstance(parsed, dict):
         return None

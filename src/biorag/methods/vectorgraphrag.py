@@ -32,6 +32,8 @@ from typing import Any, Literal, cast
 from biorag.answer.floor import answer_without_llm
 from biorag.answer.regex_extract import extract_letter_regex
 from biorag.errors import BioragError
+from biorag.extract.masking import EntityMasker, MaskScope
+from biorag.kg.entity_index import EntityIndex
 from biorag.kg.stores.factory import open_store
 from biorag.llm import budget
 from biorag.llm.evidence import numbered_passages
@@ -109,8 +111,7 @@ def _open_retriever(
     arguments) and the entity index from ``path``, the directory ``kg push`` pushed."""
 
     def open_() -> Any:
-        from biorag.kg.entity_index import EntityIndex
-        from biorag.kg.retrieval import KGRetriever
+        from biorag.kg.retrieval import KGRetriever  # lazy: kg.retrieval loads sklearn and pandas
 
         if backend == "neo4j":
             kw = {k: v for k, v in server.items() if k != "uri" and v}
@@ -200,7 +201,6 @@ class VectorGraphRAG(QAMethod):
         return self._setup().retrieve(text, options)
 
     def _mask_scope(self, question: Question) -> Any:
-        from biorag.extract.masking import EntityMasker, MaskScope
 
         return MaskScope(EntityMasker(self.rt.llm), question.mask_mapping or {})
 

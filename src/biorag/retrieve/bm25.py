@@ -19,6 +19,7 @@ from biorag.errors import REBUILD_INDEX as REBUILD
 from biorag.errors import IndexMismatchError, reading
 from biorag.retrieve.hits import Hit
 from biorag.util.files import write_dir_atomically
+from biorag.util.progress import progress
 
 FORMAT = "biorag-bm25/1"
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -100,8 +101,6 @@ class BM25Index:
         corpus_ids: list[list[int]] = []
         texts_iter: Any = texts
         if show_progress:
-            from biorag.util.progress import progress
-
             texts_iter = progress(texts, "BM25 tokenize", unit="doc")
         for text in texts_iter:
             row = []

@@ -28,9 +28,11 @@ from biorag.corpus.audit import (
     audit_load,
     summarize_skips,
 )
+from biorag.corpus.chunking import chunk_document
 from biorag.corpus.models import Document, LoadReport
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import count_over_window, long_chunk_policy, mismatch_hint
+from biorag.embed.worker import EmbedWorker
 from biorag.errors import BioragError, IndexMismatchError
 from biorag.retrieve.manifest import (  # noqa: F401  (the index's names, re-exported)
     FORMAT_VERSION,
@@ -39,6 +41,8 @@ from biorag.retrieve.manifest import (  # noqa: F401  (the index's names, re-exp
     read_manifest,
     search_backend,
 )
+from biorag.retrieve.milvus_index import MilvusIndex, collection_name
+from biorag.retrieve.segment_writer import SegmentWriter, write_lock
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress, progress_bar
 
@@ -130,8 +134,6 @@ class IndexDir:
                 "chunking": self.chunking.model_dump(),
             }
             if self.index_settings.backend == "milvus":
-                from biorag.retrieve.milvus_index import collection_name
-
                 self.manifest["search_backend"] = {
                     "kind": "milvus",
                     "collection": collection_name(self.path, self.manifest["name"]),
@@ -181,7 +183,6 @@ class IndexDir:
         A :class:`LoadReport` is audited first (:mod:`biorag.corpus.audit`): records over
         ``max_record_chars`` are refused, repeated records kept once, and every skipped record
         of this load is written to ``skipped.jsonl`` in the index directory."""
-        from biorag.retrieve.segment_writer import write_lock
 
         with write_lock(self.path):
             return self._add(loaded, batch_size, max_record_chars)
@@ -260,7 +261,6 @@ class IndexDir:
             )  # fmt: skip
 
     def _chunk_pending(self, batch_size: int) -> None:
-        from biorag.corpus.chunking import chunk_document
 
         pending = self.store.count_documents("pending")
         if not pending:
@@ -294,8 +294,6 @@ class IndexDir:
         is committed as it comes back (a killed build resumes with what is still missing)."""
         import numpy as np
 
-        from biorag.embed.worker import EmbedWorker
-
         executor, settings = self.executor, self.embed_settings
         assert executor is not None and settings is not None
         rows = self.store.chunks_without_vectors(self.store.count_chunks(with_vectors=False))
@@ -324,8 +322,6 @@ class IndexDir:
     def milvus(self) -> Any:
         """The index's Milvus collection (backend milvus only), connected on first use."""
         if self._milvus is None:
-            from biorag.retrieve.milvus_index import MilvusIndex
-
             self._milvus = MilvusIndex.of_index(self.path, self.manifest, self.index_settings)
         return self._milvus
 
@@ -339,7 +335,6 @@ class IndexDir:
             self.milvus.sync(self.store, bar=bar)
             bar.close()
             return
-        from biorag.retrieve.segment_writer import SegmentWriter
 
         writer = SegmentWriter(self.path, int(self.manifest["dim"]), self.retrieval)
         bar = progress_bar(None, "indexing", unit="chunk")
@@ -350,7 +345,6 @@ class IndexDir:
     def remove(self, keys: list[str]) -> BuildReport:
         """Delete documents (by content id or source id) from the store and the search
         indexes (their rows marked deleted: no rebuild)."""
-        from biorag.retrieve.segment_writer import write_lock
 
         with write_lock(self.path):
             return self._remove(keys)
@@ -371,8 +365,6 @@ class IndexDir:
         if search_backend(self.manifest) == "milvus":
             self.milvus.delete_documents(ids)
         else:
-            from biorag.retrieve.segment_writer import SegmentWriter
-
             writer = SegmentWriter(self.path, int(self.manifest["dim"]), self.retrieval)
             writer.remove({cid for cid, _ in gone})
             writer.update(self.store)  # reconciles what an earlier removal left half done

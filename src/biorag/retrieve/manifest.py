@@ -9,6 +9,7 @@ from typing import Any
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import long_chunk_policy
 from biorag.errors import BioragError
+from biorag.retrieve.segments import read_state
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -34,7 +35,6 @@ def search_backend(manifest: dict[str, Any]) -> str:
 
 def _segment_stats(path: Path) -> dict[str, Any] | None:
     """How a local index's search is split: segments, their rows, rows marked deleted."""
-    from biorag.retrieve.segments import read_state
 
     state = read_state(path)
     if state is None:

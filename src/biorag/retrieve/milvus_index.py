@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from biorag.errors import BioragError
+from biorag.retrieve.bm25 import Tokenizer
+from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 from biorag.retrieve.hits import Hit
 from biorag.util.files import write_json_atomic
 from biorag.util.secrets import mask_url
@@ -97,7 +99,6 @@ class MilvusIndex:
         self.collection = collection
         self.dim = dim
         self.client = _client(uri, token_env)
-        from biorag.retrieve.bm25 import Tokenizer
 
         self.tokenize = Tokenizer()
 
@@ -297,7 +298,6 @@ class MilvusIndex:
         as the local backend fuses (:mod:`biorag.retrieve.fusion`), or in the server
         (``fuse_in="server"``: RRFRanker, or WeightedRanker). A query of stop words only has no
         BM25 list (its hybrid is its dense list)."""
-        from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 
         terms = [" ".join(self.tokenize(q)) for q in queries]
         vecs = [v.astype(np.float32).tolist() for v in qvecs] if qvecs is not None else []

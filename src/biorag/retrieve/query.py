@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.prompts import PromptTemplate
 from biorag.retrieve import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 
@@ -43,7 +44,7 @@ def plain_query(question: str, options: dict[str, str]) -> Query:
     return Query(text=text, rewritten=question)
 
 
-async def rewrite_question(llm, question: str) -> str:
+async def rewrite_question(llm: ChatModel, question: str) -> str:
     tpl = PromptTemplate.load(PROMPTS, "rewrite")
     resp = await llm.chat(
         tpl.request({"question": question}, stage="rewrite", max_tokens=budget.QUERY_LINE)
@@ -51,7 +52,7 @@ async def rewrite_question(llm, question: str) -> str:
     return _one_line(resp.text) or question
 
 
-async def hyde_answer(llm, question: str, options: dict[str, str]) -> str:
+async def hyde_answer(llm: ChatModel, question: str, options: dict[str, str]) -> str:
     name = "hyde" if options else "hyde_open"
     tpl = PromptTemplate.load(PROMPTS, name)
     values = {"question": question, "options": options_text(options)}
@@ -60,7 +61,11 @@ async def hyde_answer(llm, question: str, options: dict[str, str]) -> str:
 
 
 async def build_query(
-    llm, question: str, options: dict[str, str], rewrite: bool = True, hyde: bool = True
+    llm: ChatModel | None,
+    question: str,
+    options: dict[str, str],
+    rewrite: bool = True,
+    hyde: bool = True,
 ) -> Query:
     """Rewritten question + options + candidate answer (CLAIMS); plain query without an LLM."""
     if llm is None:

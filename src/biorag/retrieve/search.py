@@ -15,7 +15,18 @@ from biorag.config import IndexSettings, RetrievalSettings
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import mismatch_hint
 from biorag.errors import REBUILD_INDEX, BioragError, DamagedFileError, IndexMismatchError, reading
+from biorag.retrieve.bm25 import BM25Index
+from biorag.retrieve.dense import DenseIndex
+from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 from biorag.retrieve.index import read_manifest, search_backend
+from biorag.retrieve.milvus_index import MilvusIndex
+from biorag.retrieve.segments import (
+    Positions,
+    SegmentedBM25,
+    SegmentedDense,
+    load_segments,
+    read_state,
+)
 
 Retriever = Literal["bm25", "dense", "hybrid"]
 Level = Literal["chunk", "doc"]
@@ -48,19 +59,9 @@ class Passage:
 def _open_local(path: Path, dim: int, settings: RetrievalSettings) -> tuple[Any, Any]:
     """The BM25 and dense search of an index kept on disk: its segments, or the one BM25 and
     one FAISS index of an index built before segments (until its next add or removal)."""
-    from biorag.retrieve.segments import (
-        Positions,
-        SegmentedBM25,
-        SegmentedDense,
-        load_segments,
-        read_state,
-    )
 
     state = read_state(path)
     if state is None and (path / "bm25").is_dir():
-        from biorag.retrieve.bm25 import BM25Index
-        from biorag.retrieve.dense import DenseIndex
-
         return BM25Index.load(path / "bm25"), DenseIndex.load(path / "dense", expected_dim=dim)
     if state is None:
         raise IndexMismatchError(
@@ -108,8 +109,6 @@ class Searcher:
         cfg = index or IndexSettings()
         self.milvus_fusion = cfg.milvus_fusion
         if search_backend(self.manifest) == "milvus":
-            from biorag.retrieve.milvus_index import MilvusIndex
-
             self.milvus = MilvusIndex.of_index(self.path, self.manifest, cfg)
             self.milvus.open()
             return
@@ -135,7 +134,6 @@ class Searcher:
         self.store.close()
 
     def _rank(self, queries: list[str], depth: int, retriever: str) -> list[list[Any]]:
-        from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 
         if retriever not in RETRIEVERS:
             raise BioragError(f"unknown retriever {retriever!r}; choose one of {RETRIEVERS}")

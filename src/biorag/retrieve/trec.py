@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from biorag.errors import BioragError, InputFormatError
+from biorag.retrieve.fusion import reciprocal_rank_fusion
+from biorag.retrieve.hits import ranked
 from biorag.util.files import atomic_writer
 
 Run = dict[str, list[tuple[str, float]]]
@@ -36,8 +38,6 @@ def fuse_for_run(
     rankings, whose scores are on different scales, are fused by reciprocal rank (the fused
     score is what is written), each docid once.
     """
-    from biorag.retrieve.fusion import reciprocal_rank_fusion
-    from biorag.retrieve.hits import ranked
 
     if len(rankings) == 1:
         seen: set[str] = set()

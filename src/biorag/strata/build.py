@@ -43,6 +43,7 @@ from biorag.kg.models import AddReport, Triplet
 from biorag.kg.stores.factory import open_store, open_typed_store
 from biorag.kg.stores.interfaces import Backend, KGStore, NodeId, TypedGraphStore, node_key
 from biorag.kg.stores.sqlite_common import FILENAME
+from biorag.llm.base import ChatModel
 from biorag.llm.stage_yield import StageYield, warn_if_low
 from biorag.strata.doclevel import NameMatcher
 from biorag.strata.extract import DocInfo, EntityTriplet
@@ -114,7 +115,7 @@ def _location(out: Path, backend: Backend, uri: str | None) -> str | Path:
 
 def build_strata(
     papers: list[dict[str, Any]],
-    llm: Any,
+    llm: ChatModel | None,
     embedder: Embedder | None,
     vocab: Vocabulary,
     out_dir: str | Path,
@@ -197,7 +198,7 @@ def _build(
     extracted: list[dict[str, Any]],
     mentioned: list[list[tuple[str, str]]],
     normalizer: Normalizer,
-    llm: Any,
+    llm: ChatModel | None,
     embedder: Embedder | None,
     report: BuildReport,
     models: dict[str, str],

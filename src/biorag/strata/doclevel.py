@@ -18,6 +18,7 @@ import numpy as np
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
@@ -91,7 +92,7 @@ def _strs(v: object) -> list[str]:
 
 
 def extract_doc_llm(
-    llm, title: str, abstract: str, keywords: list[str] | None = None, pid: str = "paper"
+    llm: ChatModel, title: str, abstract: str, keywords: list[str] | None = None, pid: str = "paper"
 ) -> DocInfo:
     """Methods/datasets/domains from the LLM (stage ``strata_doc``; the paper is one passage
     block with id ``pid``); LLMError on failure."""

@@ -29,6 +29,7 @@ from biorag.corpus.sentences import sentence_texts
 from biorag.errors import LLMError
 from biorag.extract.patterns import pattern_triple
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
@@ -155,7 +156,9 @@ def _clean(rows: object) -> list[EntityTriplet]:
     return out
 
 
-def extract_triplets_llm(llm, title: str, abstract: str, pid: str = "paper") -> list[EntityTriplet]:
+def extract_triplets_llm(
+    llm: ChatModel, title: str, abstract: str, pid: str = "paper"
+) -> list[EntityTriplet]:
     """Typed triplets from the LLM (stage ``strata_triplets``; the paper is one passage block
     with id ``pid``); LLMError when the call fails."""
     req = TRIPLET_PROMPT.request(

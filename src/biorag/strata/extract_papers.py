@@ -20,10 +20,13 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
+from biorag.config import Settings
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.executor.checkpoint import RunBatches, content_hash, on_executor
 from biorag.kg.extract_triplets import RULE_MODEL
-from biorag.llm.accounting import note_fallback
+from biorag.llm.accounting import Accounting, note_fallback
+from biorag.llm.base import ChatModel
+from biorag.llm.shared import SharedLLM
 from biorag.strata.extract import (
     MentionMatcher,
     extract_doc_llm,
@@ -60,7 +63,7 @@ def matcher_for(vocab: Vocabulary) -> MentionMatcher | ShapeMatcher:
     return MentionMatcher(vocab) if len(vocab) else ShapeMatcher()
 
 
-def header(llm: Any | None, vocab: Vocabulary) -> dict[str, Any]:
+def header(llm: ChatModel | None, vocab: Vocabulary) -> dict[str, Any]:
     """What a checkpoint's results depend on: the extractor and the vocabulary."""
     entries = sorted([e.id, e.type, e.surfaces()] for e in vocab.entries)
     return {
@@ -71,7 +74,7 @@ def header(llm: Any | None, vocab: Vocabulary) -> dict[str, Any]:
 
 
 def extract_paper(
-    llm: Any | None, vocab: Vocabulary, matcher: MentionMatcher | ShapeMatcher, unit: dict
+    llm: ChatModel | None, vocab: Vocabulary, matcher: MentionMatcher | ShapeMatcher, unit: dict
 ) -> dict[str, Any]:
     """One paper's result: ``triplets``, ``doc``, ``model`` (who found the triplets),
     ``fell_back`` (an LLM call failed: the floor stood in) and ``tally`` (with an LLM: the
@@ -108,7 +111,7 @@ def extract_paper(
     }
 
 
-def local_batches(llm: Any | None, vocab: Vocabulary) -> RunBatches:
+def local_batches(llm: ChatModel | None, vocab: Vocabulary) -> RunBatches:
     """``run_batches`` in this process with the caller's LLM, a paper at a time."""
     matcher = matcher_for(vocab)
 
@@ -126,9 +129,6 @@ class PaperWorker:
     results, the batch's LLM accounting on the first."""
 
     def __init__(self, settings: dict[str, Any], vocab: Vocabulary) -> None:
-        from biorag.config import Settings
-        from biorag.llm.accounting import Accounting
-        from biorag.llm.shared import SharedLLM
 
         self.acc = Accounting()
         self.llm = SharedLLM(Settings.model_validate({**settings, "executor": {}})).client(self.acc)

@@ -37,6 +37,7 @@ from biorag.errors import BioragError, LLMError, LLMUnavailableError
 from biorag.kg.stores.factory import open_typed_store
 from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.llm import ChatRequest, PromptTemplate, budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import numbered_passages
 from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.strata.build import DB_NAME
@@ -229,7 +230,7 @@ def _generation_values(
 
 
 async def _group_pair(
-    llm: Any,
+    llm: ChatModel,
     gen: PromptTemplate,
     judge: PromptTemplate,
     group: list[str],
@@ -286,7 +287,7 @@ async def _group_pair(
 async def generate_biocdqa(
     strata: TypedGraphStore | str | Path,
     papers: Mapping[str, Mapping[str, Any]],
-    llm: Any,
+    llm: ChatModel | None,
     *,
     n_questions: int,
     max_papers: int = 5,
@@ -328,7 +329,7 @@ async def generate_biocdqa(
 async def _generate(
     store: TypedGraphStore,
     papers: Mapping[str, Mapping[str, Any]],
-    llm: Any,
+    llm: ChatModel,
     gen: PromptTemplate,
     judge: PromptTemplate,
     report: GenerationReport,

@@ -39,7 +39,10 @@ from biorag.errors import LLMError, LLMUnavailableError
 from biorag.kg.stores.interfaces import TypedGraphStore
 from biorag.llm import PromptTemplate
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage
+from biorag.strata import queries
+from biorag.strata.build import entity_triplets
 
 PROMPTS = "biorag.strata.prompts"
 STRUCTURED = ("drugs_for_disease", "gene_disease_chain", "drug_interaction", "research_direction")
@@ -113,7 +116,6 @@ def paper_blocks(
 
 def group_facts(store: TypedGraphStore, group: list[str], max_facts: int = MAX_FACTS) -> list[Fact]:
     """The group's entity relations and document facts, shared ones first."""
-    from biorag.strata.build import entity_triplets
 
     found: dict[tuple[str, str, str], list[str]] = {}
     for t in entity_triplets(store, {pid: "" for pid in group}):
@@ -154,7 +156,6 @@ def family_facts(
 ) -> tuple[list[Fact], bool]:
     """The facts of one structured family's query around the group (module docstring), and
     whether they came from it (False: the family found none, the group's subgraph stands in)."""
-    from biorag.strata import queries
 
     members = set(group)
     found: dict[tuple[str, str, str], list[str]] = {}
@@ -207,7 +208,7 @@ def readable_name(name: str) -> str:
     return " ".join(keep)
 
 
-async def refine_names(llm: Any, names: list[str]) -> dict[str, str]:
+async def refine_names(llm: ChatModel, names: list[str]) -> dict[str, str]:
     """Graph name -> how a question would name it (``strata_refine_names``; no model, or a
     reply that does not cover a name: :func:`readable_name`)."""
     names = list(dict.fromkeys(n for n in names if n))
@@ -240,7 +241,7 @@ async def refine_names(llm: Any, names: list[str]) -> dict[str, str]:
     return {n: got.get(n, out[n]) for n in names}
 
 
-async def facts_block(llm: Any, facts: list[Fact]) -> str:
+async def facts_block(llm: ChatModel, facts: list[Fact]) -> str:
     """The subgraph as lines, entity names refined (empty when there are no facts)."""
     if not facts:
         return ""

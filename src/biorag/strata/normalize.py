@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -25,13 +25,11 @@ from biorag.errors import LLMError, LLMUnavailableError
 from biorag.kg.stores.interfaces import node_key
 from biorag.llm import budget
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import neutralize
 from biorag.llm.prompts import PromptTemplate
 from biorag.strata import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.strata.vocab import VocabEntry, Vocabulary
-
-if TYPE_CHECKING:
-    from biorag.llm.factory import LLM
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +72,7 @@ class Normalizer:
         self,
         vocab: Vocabulary,
         embedder: Embedder | None = None,
-        llm: LLM | None = None,
+        llm: ChatModel | None = None,
         *,
         threshold: float = 0.85,
         top_k: int = 5,

@@ -21,7 +21,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from biorag.config import Settings
 from biorag.executor.checkpoint import RunBatches, content_hash, on_executor, run_checkpointed
+from biorag.llm.accounting import Accounting
+from biorag.llm.shared import SharedLLM
+from biorag.runtime import Runtime
 from biorag.strata.extract import MentionMatcher
 from biorag.strata.extract_papers import header as extraction_header
 from biorag.strata.extract_papers import matcher_for
@@ -108,10 +112,6 @@ class NormalizeWorker:
     (JSON) comes back as JSON results, the batch's LLM accounting on the first."""
 
     def __init__(self, settings: dict[str, Any], vocab: Vocabulary, threshold: float) -> None:
-        from biorag.config import Settings
-        from biorag.llm.accounting import Accounting
-        from biorag.llm.shared import SharedLLM
-        from biorag.runtime import Runtime
 
         s = Settings.model_validate({**settings, "executor": {}})
         self.acc = Accounting()

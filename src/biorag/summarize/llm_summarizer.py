@@ -27,6 +27,7 @@ from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError, LLMUnavailableError
 from biorag.llm.accounting import note_fallback
+from biorag.llm.base import ChatModel
 from biorag.llm.budget import SUMMARY_ENTRY, TEST_SUMMARY, fixed_list, words_budget
 from biorag.llm.evidence import format_passage, format_passages
 from biorag.llm.prompts import PromptTemplate
@@ -127,7 +128,7 @@ class LLMSummarizer(Summarizer):
 
     def __init__(
         self,
-        llm: Any,
+        llm: ChatModel,
         mode: Literal["batched", "faithful"] = "batched",
         token_limit: int = 2000,
         *,

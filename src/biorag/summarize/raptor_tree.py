@@ -35,7 +35,12 @@ import numpy as np
 
 from biorag.corpus.tokens import TokenCounter, default_counter
 from biorag.errors import BioragError
+from biorag.llm.base import ChatModel
+from biorag.llm.evidence import numbered_passages
+from biorag.llm.prompts import PromptTemplate
 from biorag.summarize import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
+from biorag.summarize.base import take_within_budget
+from biorag.summarize.extractive import mmr_extract
 
 PROMPTS = "biorag.summarize.prompts"
 STAGE_RAPTOR = "raptor_summary"
@@ -240,13 +245,11 @@ class LLMClusterSummarizer:
 
     name = "llm"
 
-    def __init__(self, llm: Any, *, max_tokens: int = 200):
+    def __init__(self, llm: ChatModel, *, max_tokens: int = 200):
         self.llm = llm
         self.max_tokens = max_tokens
 
     async def summarize(self, texts: list[str]) -> str:
-        from biorag.llm.evidence import numbered_passages
-        from biorag.llm.prompts import PromptTemplate
 
         tpl = PromptTemplate.load(PROMPTS, "raptor_summary")
         values = {
@@ -274,7 +277,6 @@ class ExtractiveClusterSummarizer:
         self.counter = counter or default_counter()
 
     async def summarize(self, texts: list[str]) -> str:
-        from biorag.summarize.extractive import mmr_extract
 
         return await asyncio.to_thread(
             mmr_extract, "", texts, self.embedder, self.max_tokens, counter=self.counter
@@ -343,7 +345,6 @@ async def _add_summary_layer(
     counter: TokenCounter,
 ) -> None:
     """Summarize and embed each cluster of ``current``; add the summaries as layer ``depth``."""
-    from biorag.summarize.base import take_within_budget
 
     inputs = [[current[i].text for i in c] for c in clusters]
     if cluster_max_tokens is not None:

@@ -36,6 +36,7 @@ from biorag.corpus.datasets.common import (
     read_json,
     text_field,
 )
+from biorag.corpus.loaders.bioasq import snippet_offsets
 from biorag.errors import ConfigError
 
 NAME = "bioasq"
@@ -80,7 +81,6 @@ def _pmids(documents: Any) -> list[str]:
 
 def _gold_span(snippet: dict, text: str) -> dict[str, Any] | None:
     """A gold snippet's place in its article (for the snippet measures), or None."""
-    from biorag.corpus.loaders.bioasq import snippet_offsets
 
     url = snippet.get("document")
     where = snippet_offsets(snippet, text)
