@@ -20,9 +20,9 @@ from biorag import BioRAG
 from biorag.cli.main import app
 from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
-from biorag.eval.judging import open_judge
-from biorag.eval.run_on_executor import AnswerWorker
-from biorag.eval.runner import run_eval
+from biorag.eval.judging.judge_run import open_judge
+from biorag.eval.run.on_executor import AnswerWorker
+from biorag.eval.run.runner import run_eval
 from biorag.llm.accounting import Accounting
 from biorag.runtime import Runtime
 

@@ -118,7 +118,8 @@ def test_every_template_that_quotes_passages_states_the_rule():
         "kg": "kg_answer kg_triplet kg_triplet_batch kg_triplet_text",
         "methods": "iprar_answer iprar_final iprar_relevance iprar_relevance_batch iprar_support",
         "strata": "generate_biocdqa generate_ground strata_doc strata_triplets",
-        "eval": "component_derived component_faithful component_key_claims component_relevant "
+        "components": "component_derived component_faithful component_key_claims "
+        "component_relevant "
         "component_retained component_summary_claims",
     }
     for pkg, names in quoting.items():

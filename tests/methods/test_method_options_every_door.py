@@ -16,7 +16,7 @@ from biorag.cli.main import app
 from biorag.config import Settings
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
-from biorag.eval.runner import run_eval
+from biorag.eval.run.runner import run_eval
 from biorag.methods.options import OPTION_DEFAULTS, check_options
 from biorag.methods.registry import METHODS, build_method
 from biorag.runtime import Runtime

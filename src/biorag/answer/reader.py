@@ -105,7 +105,7 @@ def _options_text(options: dict[str, str]) -> str:
 
 
 async def _read(
-    llm: Any,
+    llm: ChatModel,
     prompts: tuple[str, str],
     question: str,
     options: dict[str, str] | None,

@@ -19,6 +19,7 @@ from biorag.config import Settings, load_settings
 from biorag.errors import BioragError, ConfigError
 from biorag.executor import build_executor
 from biorag.llm.accounting import Accounting
+from biorag.llm.factory import LLM
 from biorag.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -222,7 +223,7 @@ def open_executor(executor: str | None, ray_address: str | None) -> Iterator[Any
 
 
 @contextmanager
-def llm_session(llm: Any | None) -> Iterator[dict[str, Any]]:
+def llm_session(llm: LLM | None) -> Iterator[dict[str, Any]]:
     """Run a block with ``llm`` (None: no LLM); yields a dict that holds the accounting report
     (:meth:`~biorag.llm.accounting.Accounting.report`, no stages without an LLM) once the block
     has finished, its ``wall_s`` the block's wall-clock seconds; closes the LLM however the

@@ -41,6 +41,7 @@ from biorag.eval.components.metrics import (
     semantic_similarity,
     source_diversity,
 )
+from biorag.llm.base import ChatModel
 from biorag.summarize import ExtractiveSummarizer, LLMSummarizer
 
 __all__ = [
@@ -88,7 +89,7 @@ async def _add_communities(
     sets: dict[str, list[tuple[str, list[str]]]],
     run: Any,
     q: str,
-    llm: Any,
+    llm: ChatModel | None,
     embedder: Embedder,
     reranker: Any,
     summarizer: Any,
@@ -134,7 +135,7 @@ def _add_source_diversity(
 
 
 async def _add_retention(
-    out: dict[str, Any], llm: Any, chunks: dict[str, str], by_chunk: dict[str, list[Any]]
+    out: dict[str, Any], llm: ChatModel, chunks: dict[str, str], by_chunk: dict[str, list[Any]]
 ) -> None:
     """Key claim retention averaged over the chunks (a judge failure is skipped)."""
     try:
@@ -150,7 +151,7 @@ async def _add_retention(
 
 async def _add_faithfulness_relevancy(
     out: dict[str, Any],
-    llm: Any,
+    llm: ChatModel,
     sets: dict[str, list[tuple[str, list[str]]]],
     claims: Mapping[str, Any],
     q: str,
@@ -193,7 +194,7 @@ async def _add_faithfulness_relevancy(
 async def evaluate_components(
     method_run: Any,
     question: Any,
-    llm: Any,
+    llm: ChatModel | None,
     embedder: Embedder,
     reranker: Any,
     *,

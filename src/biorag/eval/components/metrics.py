@@ -50,6 +50,7 @@ from biorag.extract import rule_based_entities
 from biorag.extract.coref import find_references
 from biorag.graph.judges import parse_yes_no
 from biorag.llm import budget
+from biorag.llm.base import ChatModel
 from biorag.llm.evidence import format_passage, numbered_passages
 from biorag.llm.prompts import PromptTemplate
 from biorag.llm.types import yes_no_probability
@@ -88,7 +89,7 @@ def _summary(summary: str) -> str:
     return format_passage("summary", summary)
 
 
-def _need(llm: Any, what: str) -> None:
+def _need(llm: ChatModel | None, what: str) -> None:
     if llm is None:
         raise BioragError(
             f"{what} needs a judge LLM, and llm.backend = 'none' has none; "
@@ -183,7 +184,7 @@ def semantic_similarity(
     )
 
 
-async def _claims_json(llm: Any, name: str, stage: str, **values: Any) -> list[str]:
+async def _claims_json(llm: ChatModel, name: str, stage: str, **values: Any) -> list[str]:
     text = " ".join(str(v) for v in values.values())
     req = _template(name).request(
         values,
@@ -200,14 +201,14 @@ async def _claims_json(llm: Any, name: str, stage: str, **values: Any) -> list[s
     return [str(c).strip() for c in resp.parsed["claims"] if str(c).strip()]
 
 
-async def key_claims(llm: Any, chunk_text: str) -> list[str]:
+async def key_claims(llm: ChatModel, chunk_text: str) -> list[str]:
     """The key claims of a chunk, as the judge LLM lists them (stage ``eval_key_claims``)."""
     _need(llm, "key claim extraction")
     text = format_passage("passage", chunk_text)
     return await _claims_json(llm, "component_key_claims", "eval_key_claims", text=text)
 
 
-async def extract_summary_claims(llm: Any, summary: str) -> list[str]:
+async def extract_summary_claims(llm: ChatModel, summary: str) -> list[str]:
     """The claims a summary makes, split out by the judge (stage ``eval_summary_claims``)."""
     _need(llm, "summary claim extraction")
     return await _claims_json(
@@ -215,7 +216,7 @@ async def extract_summary_claims(llm: Any, summary: str) -> list[str]:
     )
 
 
-async def judge_yes(llm: Any, name: str, stage: str, **values: Any) -> float | None:
+async def judge_yes(llm: ChatModel, name: str, stage: str, **values: Any) -> float | None:
     """P(yes) of one yes/no judge call (1.0/0.0 from the text without logprobs; None unparsed)."""
     req = _template(name).request(
         values, stage=stage, logprobs=True, top_logprobs=5, max_tokens=budget.YES_NO
@@ -229,7 +230,7 @@ async def judge_yes(llm: Any, name: str, stage: str, **values: Any) -> float | N
 
 
 async def _share_yes(
-    llm: Any, name: str, stage: str, items: list[str], empty: float, **values: Any
+    llm: ChatModel, name: str, stage: str, items: list[str], empty: float, **values: Any
 ) -> Score:
     probs = await asyncio.gather(
         *(judge_yes(llm, name, stage, claim=format_passage("claim", c), **values) for c in items)
@@ -243,7 +244,7 @@ async def _share_yes(
 
 
 async def key_claim_retention(
-    llm: Any, chunk_text: str, method_claims: Sequence[Any], *, keys: list[str] | None = None
+    llm: ChatModel, chunk_text: str, method_claims: Sequence[Any], *, keys: list[str] | None = None
 ) -> Score:
     """Share of the chunk's key claims whose information the method's claims hold."""
     _need(llm, "key claim retention")
@@ -256,7 +257,11 @@ async def key_claim_retention(
 
 
 async def faithfulness(
-    llm: Any, summary: str, source_claims: Sequence[Any], *, summary_claims: list[str] | None = None
+    llm: ChatModel,
+    summary: str,
+    source_claims: Sequence[Any],
+    *,
+    summary_claims: list[str] | None = None,
 ) -> Score:
     """Share of the summary's claims supported by the claims it was built from."""
     _need(llm, "faithfulness")
@@ -267,7 +272,7 @@ async def faithfulness(
 
 
 async def relevancy(
-    llm: Any, summary: str, question: str, *, summary_claims: list[str] | None = None
+    llm: ChatModel, summary: str, question: str, *, summary_claims: list[str] | None = None
 ) -> Score:
     """Share of the summary's claims that help answer ``question`` (read in the summary)."""
     _need(llm, "relevancy")
@@ -276,7 +281,7 @@ async def relevancy(
     return await _share_yes(llm, *judge, items, 0.0, summary=_summary(summary), question=question)
 
 
-async def _summary_items(llm: Any, summary: str, given: list[str] | None) -> list[str]:
+async def _summary_items(llm: ChatModel, summary: str, given: list[str] | None) -> list[str]:
     return given if given is not None else await extract_summary_claims(llm, summary)
 
 
@@ -295,7 +300,7 @@ def source_diversity(
 
 
 async def judged_source_docs(
-    llm: Any, summary: str, claims: Sequence[str], documents: Mapping[str, str]
+    llm: ChatModel, summary: str, claims: Sequence[str], documents: Mapping[str, str]
 ) -> set[str]:
     """Documents some summary claim could have been taken from (one judge call per pair)."""
     _need(llm, "source attribution")

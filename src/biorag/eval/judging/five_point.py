@@ -22,6 +22,7 @@ from typing import Any
 
 from biorag.eval.judging import dry_replies as _dry_replies  # noqa: F401 - registers its dry-run answers
 from biorag.llm import PromptTemplate, budget
+from biorag.llm.base import ChatModel
 
 PROMPTS = "biorag.eval.judging.prompts"
 SCHEMA: dict[str, Any] = {
@@ -64,7 +65,9 @@ def parse_score(value: Any) -> tuple[int | None, str]:
     return (s if 1 <= s <= 5 else None), reason
 
 
-async def five_point_score(llm: Any, question: str, ideal_answer: str, answer: str) -> JudgeScore:
+async def five_point_score(
+    llm: ChatModel, question: str, ideal_answer: str, answer: str
+) -> JudgeScore:
     """Score ``answer`` against ``ideal_answer`` 1..5; LLMError when the judge call fails."""
     tpl = PromptTemplate.load(PROMPTS, "judge_score")
     values = {"question": question, "ideal_answer": ideal_answer, "answer": answer or "(none)"}

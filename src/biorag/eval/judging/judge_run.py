@@ -254,9 +254,9 @@ async def judge_answers(
             acc = Accounting()
             start = time.perf_counter()
             try:
-                got = await five_point.five_point_score(
-                    judge.shared.client(acc), item.question, ideal, text
-                )
+                client = judge.shared.client(acc)
+                assert client is not None  # a judge model has a backend (open_judge)
+                got = await five_point.five_point_score(client, item.question, ideal, text)
             except Exception as e:  # counted and judged again next run; CancelledError passes
                 stats.failed_now += 1
                 state["consecutive"] += 1

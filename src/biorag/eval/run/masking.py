@@ -19,12 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 from biorag.extract.masking import EntityMasker
+from biorag.llm.base import ChatModel
 from biorag.util.progress import progress_bar
 
 __all__ = ["mask_items"]
 
 
-async def mask_items(items: list[Any], llm: Any | None) -> tuple[list[Any], dict[str, Any]]:
+async def mask_items(items: list[Any], llm: ChatModel | None) -> tuple[list[Any], dict[str, Any]]:
     """``items`` with question, options and context masked, and what was done (for
     ``metrics.json``): how many items and labels, and whether the rule floor did it."""
     masker = EntityMasker(llm)
