@@ -61,6 +61,7 @@ class PreparedAsk:
     ) -> None:
         self.rt, self.question, self.method = rt, question, method
         self.accounting = Accounting()
+        self._ran = False
         self.qa = build_method(method, rt.for_question(self.accounting), options)
         if self.qa.needs_index and not rt.index_paths and not question.passages:
             raise BioragError(
@@ -70,6 +71,9 @@ class PreparedAsk:
 
     async def run(self, on_event: EventSink | None = None) -> Answer:
         """The answer (once: an ask runs one time)."""
+        if self._ran:
+            raise RuntimeError("this ask has run; prepare another")
+        self._ran = True
         try:
             with self.accounting.run(), listening(on_event):
                 answer = await self.qa.answer(self.question)
