@@ -81,6 +81,7 @@ step install make -s install || exit 1
 optional mpnet "all-mpnet-base-v2" make -s mpnet
 optional graph-server "arcadedb-embedded" make -s graph-server
 optional ray "ray[data]" make -s ray
+optional java "a Java runtime (the BioASQ evaluator)" bash scripts/install-java.sh
 step ruff .venv/bin/ruff check src tests benchmarks devkit || exit 1
 step mypy .venv/bin/mypy src || exit 1
 wait "$MILVUS"

@@ -1,5 +1,6 @@
-"""``scoring="official"`` equals the benchmarks' own evaluators to the last digit; ``biorag``
-keeps biorag's variants. The regression set holds the edge cases that separate them."""
+"""The edge cases that separate ``scoring="official"`` from ``biorag``, worked by hand from each
+evaluator's source. The evaluators themselves (PubMedQA's script, the BioASQ jar, MIRAGE's
+``evaluate``) run against biorag's scores in tests/eval/test_official_evaluators.py."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def _pubmedqa():
 
 
 def _official_pubmedqa_script(ground_truth: dict[str, str], predictions: dict[str, str]):
-    """What PubMedQA's evaluation.py does with {pmid: label} files (all pmids predicted)."""
+    """PubMedQA's evaluation.py restated (all pmids predicted); the script itself runs in
+    test_official_evaluators.py."""
     assert set(ground_truth) == set(predictions)
     pmids = list(ground_truth)
     truth = [ground_truth[p] for p in pmids]
