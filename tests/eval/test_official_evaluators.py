@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -76,16 +77,29 @@ def test_pubmedqa_scores_equal_its_own_evaluation_script(
 
 
 def _mirage_module(official: Path, name: str) -> Any:
+    """MIRAGE's ``name``.py loaded from ../shared/official/mirage as it is: no bytecode written
+    there, and its sibling ``utils`` (which evaluate.py imports by that bare name) taken out of
+    ``sys.modules`` again."""
     folder = str(official / "mirage")
-    sys.path.insert(0, folder)  # evaluate.py imports its sibling utils.py by name
+    before = sys.modules.get("utils")
+    sys.path.insert(0, folder)
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec = importlib.util.spec_from_file_location(f"mirage_{name}", f"{folder}/{name}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        with warnings.catch_warnings():  # its regexes are plain strings ("\\s"): Python warns
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", SyntaxWarning)
+            spec.loader.exec_module(module)
         return module
     finally:
+        sys.dont_write_bytecode = bytecode
         sys.path.remove(folder)
+        if before is None:
+            sys.modules.pop("utils", None)
+        else:
+            sys.modules["utils"] = before
 
 
 def _outputs(rng: random.Random, letter: str, text: str) -> str:
@@ -105,8 +119,6 @@ def _outputs(rng: random.Random, letter: str, text: str) -> str:
     return rng.choice(shapes)
 
 
-# MIRAGE's utils.py writes its regexes in plain strings ("\s"): Python warns on import
-@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")
 def test_mirage_scores_equal_its_own_evaluate(
     official: Path, shared_data: Path, tmp_path: Path
 ) -> None:
