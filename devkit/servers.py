@@ -128,6 +128,15 @@ class LlamaServer:
             # 1,000-token chunks).
             cmd += ["--embeddings", "--pooling", "mean", "-b", str(ctx), "-ub", str(ctx)]
         cmd += extra or []
+        self._start(cmd, log_path)
+
+    #: what the errors call this server, and where it says it is ready
+    label = "llama-server"
+
+    def health_url(self) -> str:
+        return self.root + "/health"
+
+    def _start(self, cmd: list[str], log_path: Path | None) -> None:
         self.cmd = cmd
         self.log_path = log_path
         self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
@@ -144,16 +153,16 @@ class LlamaServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(
-                    f"llama-server exited with {self.proc.returncode}: {' '.join(self.cmd)}"
+                    f"{self.label} exited with {self.proc.returncode}: {' '.join(self.cmd)}"
                     + (f" (log {self.log_path})" if self.log_path else "")
                 )
             try:
-                if httpx.get(self.root + "/health", timeout=2).status_code == 200:
+                if httpx.get(self.health_url(), timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
-        raise RuntimeError(f"llama-server not ready after {timeout_s}s")
+        raise RuntimeError(f"{self.label} not ready after {timeout_s}s")
 
     def metrics(self) -> dict[str, float]:
         """The Prometheus counters of ``/metrics`` (``llamacpp:`` prefix dropped)."""
@@ -234,36 +243,17 @@ class LlamaCppPythonServer(LlamaServer):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.root = f"http://127.0.0.1:{self.port}"
-        self.cmd = [
+        cmd = [
             str(python), "-m", "llama_cpp.server", "--model", str(model),
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(ctx),
             "--n_threads", "2",
         ]  # fmt: skip
-        self.log_path = log_path
-        self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            self.cmd,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
-        )
+        self._start(cmd, log_path)
 
-    def wait_ready(self, timeout_s: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"llama-cpp-python's server exited with {self.proc.returncode}"
-                    + (f" (log {self.log_path})" if self.log_path else "")
-                )
-            try:
-                if httpx.get(self.url + "/models", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"llama-cpp-python's server not ready after {timeout_s}s")
+    label = "llama-cpp-python's server"
+
+    def health_url(self) -> str:
+        return self.url + "/models"
 
     def metrics(self) -> dict[str, float]:
         raise NotImplementedError("llama-cpp-python's server has no /metrics")

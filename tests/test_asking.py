@@ -66,3 +66,24 @@ def test_a_bad_ask_is_refused_before_it_runs(tmp_path, hash_embedder):
     with pytest.raises(RuntimeError, match="has run"):
         asyncio.run(prepared.run())
     rt.close()
+
+
+def test_a_ready_made_model_counts_each_answer_on_its_own(tmp_path, index_of, hash_embedder):
+    """A runtime given its LLM (a caller's, a test's) gives each ask a client like it over the
+    same backend: the answer's accounting is its own, and the runtime's sums them."""
+    from biorag.llm import build_llm
+
+    settings = Settings.model_validate({"home": str(tmp_path / "home"), "llm": DRY_RUN})
+    llm = build_llm(settings)
+    assert llm is not None
+    rt = Runtime(settings, [index_of(DOCS, "toy")], embedder=hash_embedder, llm=llm)
+
+    async def two() -> list:
+        return [await ask(rt, QUESTION, "retrieve-read", {"k": 2}) for _ in range(2)]
+
+    first, second = asyncio.run(two())
+    calls = first.accounting["total"]["calls"]
+    assert calls >= 1 and second.accounting["total"]["calls"] == calls
+    assert rt.accounting()["total"]["calls"] == llm.accounting.total().calls == 2 * calls
+    rt.close()
+    llm.close()

@@ -99,12 +99,13 @@ class Runtime:
             return self._shared
 
     def client(self, accounting: Accounting) -> LLM | None:
-        """An LLM client with ``accounting`` of its own (None without an LLM). A runtime given
-        a ready-made ``llm`` (a test's) has no other: its clients are that one."""
+        """An LLM client with ``accounting`` of its own (None without an LLM); for a runtime
+        given a ready-made ``llm`` (a test's), one like it over the same backend."""
         if self._shared is None and self._parent is not None:
             return self._parent.client(accounting)
         if not self._owns_llm and self._shared is None:
-            return self.llm
+            llm = self.llm
+            return llm.with_accounting(accounting) if llm is not None else None
         return self.shared_llm.client(accounting)
 
     def using_llm(self, shared: SharedLLM) -> Runtime:

@@ -41,11 +41,13 @@ def test_every_method_declares_its_options_and_its_defaults_pass():
 def test_values_are_converted_or_refused_with_what_is_allowed(tmp_path):
     rt = Runtime(Settings(home=str(tmp_path)))
     assert build_method("crag", rt, {"k": "5", "upper": "0.7"}).options["k"] == 5
+    assert build_method("crag", rt, {"k": None}).options["k"] is None  # None: the settings
     cases = {
         ("claims", "mode", "fast"): "must be one of 'batched' or 'faithful'",
         ("raptor", "max_depth", 2.5): "must be a whole number",
         ("selfrag", "exact_answer", "perhaps"): "must be true or false",
         ("closed-book", "k", 3): "method closed-book takes no options; remove 'k'",
+        ("vectorgraphrag", "k", None): r"must be a whole number \(the default is 10\), not None",
     }
     for (method, name, value), says in cases.items():
         with pytest.raises(BioragError, match=says):

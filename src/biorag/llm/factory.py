@@ -60,6 +60,7 @@ class LLM:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.backend = backend
+        self._retry = (max_retries, retry_base_delay, sleep)  # for with_accounting
         self.accounting = accounting if accounting is not None else Accounting()
         self.cache = cache
         self.max_tokens = max_tokens
@@ -88,6 +89,23 @@ class LLM:
 
     def __repr__(self) -> str:
         return f"LLM(backend={self.backend!r}, cache={self.cache!r})"
+
+    def with_accounting(self, accounting: Accounting) -> LLM:
+        """A client like this one (the same backend, cache and settings, so the same chain)
+        whose calls count in ``accounting``."""
+        max_retries, retry_base_delay, sleep = self._retry
+        return LLM(
+            self.backend,
+            accounting=accounting,
+            cache=self.cache,
+            max_retries=max_retries,
+            concurrency=self.concurrency,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            budget_scale=self.budget_scale,
+            retry_base_delay=retry_base_delay,
+            sleep=sleep,
+        )
 
     def chain_names(self) -> list[str]:
         """The layers a request passes, outermost first, down to the bare backend (what every

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -95,11 +95,12 @@ _MODELS: dict[str, type[BaseModel]] = {}
 
 
 def _type_of(name: str, default: Any) -> Any:
-    if name in _TYPES:
-        return _TYPES[name]
-    if default is None:
-        return Any
-    return type(default)
+    """An option's type: from :data:`_TYPES` or its default's; None is a value only where it
+    is the default (``k`` may be None where the settings decide, not where it is 10)."""
+    typ = _TYPES.get(name, Any if default is None else type(default))
+    if default is not None and type(None) in get_args(typ):
+        return Union[tuple(a for a in get_args(typ) if a is not type(None))]  # noqa: UP007
+    return typ
 
 
 def options_model(method: str, defaults: Mapping[str, Any] | None = None) -> type[BaseModel]:
