@@ -7,11 +7,10 @@ tables of docs/testing.md from the committed result files (never typed by hand).
     # a run stopped before pytest's report (its tmp_path folders' birth times, steps timed by hand):
     python benchmarks/test_timings.py record --label before --caches empty \\
         --timeline births.txt --real-from EPOCH --end EPOCH --steps steps.txt --command "..."
-    python benchmarks/test_timings.py render          # rewrites docs/testing.md's tables
-    python benchmarks/test_timings.py render --check  # exit 1 if docs/testing.md is stale
+    python benchmarks/render_docs.py                  # renders docs/testing.md's tables
 
 Result files: benchmarks/results/test_timings_<label>.json (setup steps, totals, the 30 slowest
-tests). tests/docs/test_test_timings_doc.py runs ``render --check``.
+tests), rendered by benchmarks/figures/fig_testing.py.
 """
 
 from __future__ import annotations
@@ -29,8 +28,6 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 DOC = REPO / "docs" / "testing.md"
 KEEP = 30
-BEGIN = "<!-- BEGIN test_timings:{label} (rendered by benchmarks/test_timings.py) -->"
-END = "<!-- END test_timings:{label} -->"
 
 
 def _commit() -> str:
@@ -145,34 +142,6 @@ def table(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render(check: bool) -> int:
-    text = DOC.read_text(encoding="utf-8")
-    new = text
-    for m in re.finditer(r"<!-- BEGIN test_timings:(\S+) ", text):
-        label = m[1]
-        path = RESULTS / f"test_timings_{label}.json"
-        if not path.is_file():
-            print(
-                f"docs/testing.md names test_timings:{label}, but {path} is missing",
-                file=sys.stderr,
-            )
-            return 1
-        body = table(json.loads(path.read_text(encoding="utf-8")))
-        begin, end = BEGIN.format(label=label), END.format(label=label)
-        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-        block = f"{begin}\n{body}\n{end}"
-        new = pattern.sub(lambda _, block=block: block, new)
-    if check:
-        if new != text:
-            print("docs/testing.md differs from its result files: "
-                  "run python benchmarks/test_timings.py render", file=sys.stderr)  # fmt: skip
-            return 1
-        return 0
-    if new != text:
-        DOC.write_text(new, encoding="utf-8")
-    return 0
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -189,13 +158,9 @@ def main() -> int:
     rec.add_argument("--commit", help="the commit that ran (default: HEAD)")
     rec.add_argument("--machine", default="2 cores, 24 GiB")
     rec.add_argument("--note", default="")
-    ren = sub.add_parser("render", help="rewrite the tables of docs/testing.md")
-    ren.add_argument("--check", action="store_true", help="exit 1 if the doc is stale")
     args = ap.parse_args()
-    if args.cmd == "record":
-        record(args)
-        return 0
-    return render(args.check)
+    record(args)
+    return 0
 
 
 if __name__ == "__main__":
