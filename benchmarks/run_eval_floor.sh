@@ -8,7 +8,9 @@ export BIORAG_PROGRESS=0 BIORAG_HOME=benchmarks/.cache/home
 D=../shared/data
 OUT=benchmarks/results
 M=closed-book,retrieve-read,rewrite,hyde,raptor,claim,claims
-run() { local t=$SECONDS; .venv/bin/biorag eval "$@"; echo "wall: $((SECONDS - t)) s"; }
+# Scored with each benchmark's own evaluator, said explicitly; metrics.json records the scoring,
+# the commit and the command (and accounting.wall_s, the run's wall time).
+run() { local t=$SECONDS; .venv/bin/biorag eval "$@" --scoring official; echo "wall: $((SECONDS - t)) s"; }
 
 run --dataset pubmedqa --data $D/pubmedqa/ori_pqal.json --split test \
     --setting reasoning-required --methods $M --out $OUT/eval_pubmedqa_reasoning_floor

@@ -9,7 +9,9 @@ export BIORAG_PROGRESS=0 BIORAG_HOME=benchmarks/.cache/home
 D=../shared/data/mirage/rawdata/bioasq/Task11BGoldenEnriched
 I=benchmarks/.cache/index/bioasq
 OUT=benchmarks/results
-run() { local t=$SECONDS; .venv/bin/biorag eval "$@"; echo "wall: $((SECONDS - t)) s"; }
+# Scored with each benchmark's own evaluator, said explicitly; metrics.json records the scoring,
+# the commit and the command.
+run() { local t=$SECONDS; .venv/bin/biorag eval "$@" --scoring official; echo "wall: $((SECONDS - t)) s"; }
 
 run --dataset bioasq --data $D --index $I --methods iprar,retrieve-read --judge off \
     --out $OUT/eval_bioasq11b_iprar_floor

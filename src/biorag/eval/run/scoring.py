@@ -7,15 +7,20 @@ runner's own count of exact option letters, accuracy and macro-F1), the mean LLM
 tokens per question per stage, and the time spent. :func:`judged_blocks` reports each method's
 five-point judged answer score from ``judgments.jsonl`` (:mod:`biorag.eval.judging.judge_run`)
 over the questions with an :func:`ideal_answer`. :func:`run_metrics` wraps them into
-``metrics.json``.
+``metrics.json``, which records the scoring, the commit of biorag's source that scored it
+(:func:`source_commit`) and the command that wrote it.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from biorag.corpus.datasets.base import QAItem
@@ -292,7 +297,9 @@ def run_metrics(
     ``judged`` (per method) is stored as each method's ``judged`` block. ``accounting`` holds
     the answering LLM use of every method's latest records summed per stage, and ``wall_s``:
     the wall-clock seconds of the command that wrote the file (this invocation; a resumed run
-    counts only its own part; each record has its own ``seconds``).
+    counts only its own part; each record has its own ``seconds``). ``scoring``, ``commit``
+    (:func:`source_commit`) and ``command`` say how, from which source and by which command the
+    file was written: a run scored again (``biorag eval judge``, a resume) records the later.
     """
     scorer = dataset_scorer()
     if scorer is not None:
@@ -307,6 +314,8 @@ def run_metrics(
         "setting": setting,
         "n_items": len(items),
         "scoring": scoring,
+        "commit": source_commit(),
+        "command": command_line(),
         "subsets": sorted({it.subset for it in items if it.subset}),
         "parts": sorted({str(it.meta["part"]) for it in items if "part" in it.meta}),
         "methods": per_method,
@@ -318,3 +327,32 @@ def run_metrics(
     if scorer is None:
         metrics["note"] = "biorag.eval.metrics is not installed: dataset scores not computed"
     return metrics
+
+
+@functools.cache
+def source_commit() -> str | None:
+    """The short commit of the git checkout biorag runs from, ``-dirty`` appended when its
+    ``src/biorag`` differs from that commit; None outside a checkout that tracks biorag's
+    source (an installed wheel, even one inside another repository) or without git."""
+    src = Path(__file__).resolve().parents[2]  # .../src/biorag
+
+    def git(*args: str) -> str | None:
+        try:
+            r = subprocess.run(["git", *args], cwd=src, capture_output=True, text=True,
+                               timeout=10, check=False)  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit or not git("ls-files", "--", "__init__.py"):  # not biorag's own checkout
+        return None
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    return f"{commit}-dirty" if changed else commit
+
+
+def command_line() -> str | None:
+    """The command of this process as typed (``biorag eval ...``); None without one."""
+    if not sys.argv or not sys.argv[0]:
+        return None
+    return shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])

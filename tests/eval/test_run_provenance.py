@@ -1,0 +1,59 @@
+"""metrics.json records how it was scored: the scoring, biorag's commit and the command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from biorag.corpus.datasets.base import QAItem
+from biorag.eval.run import scoring
+from biorag.eval.run.scoring import command_line, run_metrics, source_commit
+
+
+def _item() -> QAItem:
+    return QAItem(id="q1", dataset="pubmedqa", question="Does it work?", question_type="yesno",
+                  options={"A": "yes", "B": "no", "C": "maybe"}, gold="A")  # fmt: skip
+
+
+def _record() -> dict:
+    return {"method": "closed-book", "question_id": "q1", "prediction": "A", "error": None,
+            "seconds": 0.1, "accounting": {}}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["official", "biorag"])
+def test_metrics_record_the_scoring_commit_and_command(mode, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/biorag", "eval", "--out", "run dir"])
+    m = run_metrics("pubmedqa", "test", None, [_item()], [_record()], ["closed-book"],
+                    scoring=mode)  # fmt: skip
+    assert m["scoring"] == mode
+    assert m["commit"] == source_commit()
+    assert m["command"] == "biorag eval --out 'run dir'"
+
+
+def test_the_commit_is_this_checkouts():
+    src = scoring.Path(scoring.__file__).parent
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=src, check=False)  # fmt: skip
+    if head.returncode != 0:
+        pytest.skip("biorag does not run from a git checkout here")
+    got = source_commit()
+    assert got is not None and got.removesuffix("-dirty") == head.stdout.strip()
+
+
+def test_no_git_no_commit(monkeypatch):
+    def no_git(*args, **kwargs):
+        raise FileNotFoundError("git")
+
+    source_commit.cache_clear()
+    monkeypatch.setattr(scoring.subprocess, "run", no_git)
+    try:
+        assert source_commit() is None
+    finally:
+        source_commit.cache_clear()
+
+
+def test_no_argv_no_command(monkeypatch):
+    monkeypatch.setattr(sys, "argv", [])
+    assert command_line() is None
