@@ -94,7 +94,7 @@ def _gold_span(snippet: dict, text: str) -> dict[str, Any] | None:
     return {"document": pmid, "section": section, "begin": where[0], "end": where[1]}
 
 
-def _official_span(snippet: Any) -> dict[str, Any] | None:
+def official_snippet(snippet: Any) -> dict[str, Any] | None:
     """A gold snippet as the BioASQ evaluator reads it (its offsets as given, missing ones 0),
     for official snippet scoring; None when it is not a snippet object."""
     if not isinstance(snippet, dict) or not isinstance(snippet.get("document"), str):
@@ -136,7 +136,7 @@ def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     ideals = [ideal] if isinstance(ideal, str) else ideal if isinstance(ideal, list) else []
     ideals = [s for s in ideals if isinstance(s, str) and s.strip()]
     exact = q.get("exact_answer")
-    official = [o for o in map(_official_span, snippets) if o is not None]
+    official = [o for o in map(official_snippet, snippets) if o is not None]
     meta: dict[str, Any] = {"batch": batch, "ideal_answer": ideals, "gold_snippet_spans": spans,
                             "gold_snippets_official": official}  # fmt: skip
     options: dict[str, str] = {}
