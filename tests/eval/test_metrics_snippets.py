@@ -86,6 +86,24 @@ def test_offsets_in_corpus_and_gold(tmp_path) -> None:
     assert docs["22"].metadata["offsets"] == [[1, 1 + n]]  # the leading space is not counted
     items = {it.id: it for it in load_dataset("bioasq", data).items}
     assert items["q2"].meta["gold_snippet_spans"] == [S("22", 1, 1 + n, "title")]
+    # what the official evaluator reads: the offsets as given, the leading space included
+    assert items["q2"].meta["gold_snippets_official"] == [
+        {**S("22", 0, 48, "title"), "end_section": "title"}
+    ]
+
+
+def test_official_sections_are_read_after_their_first_dot() -> None:
+    from biorag.eval.metrics.snippets_official import official_snippet_scores as off
+
+    # readSnippets keeps what follows the first dot: "sections.0" is section "0", and a "0"
+    # snippet overlaps an "abstract" one (the evaluator's one-way rule)
+    assert off([S("1", 0, 9, "sections.0")], [S("1", 0, 9, "0")])[:2] == (1.0, 1.0)
+    assert off([S("1", 0, 9, "abstract")], [S("1", 0, 9, "sections.0")])[:2] == (1.0, 1.0)
+    assert off([S("1", 0, 9, "sections.0")], [S("1", 0, 9, "abstract")])[:2] == (0.0, 0.0)
+    # a snippet that ends in another section than it begins in matches only such a one
+    across = {**S("1", 0, 9, "title"), "end_section": "abstract"}
+    assert off([across], [S("1", 0, 9, "title")])[:2] == (0.0, 0.0)
+    assert off([across], [across])[:2] == (1.0, 1.0)
 
 
 def test_official_reading_follows_the_evaluators_source() -> None:

@@ -1,8 +1,10 @@
 """``--scoring official`` against the benchmarks' own evaluators, run as their authors published
 them from ``../shared/official/`` (never copied in): PubMedQA's ``evaluation.py`` as a script
-on the whole test set, and MIRAGE's ``evaluate`` with its ``locate_answer`` on a whole subset.
-The predictions mix right, wrong, unanswered and unparsed answers, so the edge cases where
-``official`` and ``biorag`` scoring part are in the comparison. Skipped without ../shared."""
+on the whole test set, and MIRAGE's ``evaluate.py`` as a script on all five subsets (and its
+``evaluate`` and ``locate_answer`` in process, for every digit). The predictions mix right,
+wrong, unanswered and unparsed answers, so the edge cases where ``official`` and ``biorag``
+scoring part are in the comparison. The BioASQ jar: tests/eval/test_official_bioasq.py.
+Skipped without ../shared."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import importlib.util
 import json
 import random
 import re
-import shutil
 import subprocess
 import sys
 import warnings
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.eval.official_tools import official_dir, pubmedqa_script
 
 from biorag.answer.locate import mirage_locate_answer
 from biorag.corpus.datasets import load_dataset
@@ -25,23 +27,20 @@ from biorag.corpus.datasets.base import QAItem
 from biorag.eval.metrics import score_dataset
 from biorag.eval.metrics.official import UNANSWERED
 
-OFFICIAL = Path(__file__).resolve().parents[2].parent / "shared" / "official"
 YNM = {"A": "yes", "B": "no", "C": "maybe"}
 LETTER = {"yes": "A", "no": "B", "maybe": "C"}
+MIRAGE_SUBSETS = ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")  # evaluate.py's order
 
 
 @pytest.fixture
 def official() -> Path:
-    if not OFFICIAL.is_dir():
-        pytest.skip("../shared/official is not beside this checkout")
-    return OFFICIAL
+    return official_dir()
 
 
-def test_pubmedqa_scores_equal_its_own_evaluation_script(
-    official: Path, shared_data: Path, tmp_path: Path
-) -> None:
-    truth = json.loads((shared_data / "pubmedqa" / "test_ground_truth.json").read_text())
-    rng = random.Random(29)
+def pubmedqa_run(truth: dict[str, str], seed: int = 29) -> tuple[list, dict, dict]:
+    """The test questions, biorag's predictions (right, wrong, unanswered, unparsed, missing,
+    given as letters or as label texts) and the same as the script's ``{pmid: label}``."""
+    rng = random.Random(seed)
     items, preds, submitted = [], {}, {}
     for pmid, gold in truth.items():
         items.append(QAItem(id=pmid, dataset="pubmedqa", question="q", options=YNM,
@@ -56,24 +55,26 @@ def test_pubmedqa_scores_equal_its_own_evaluation_script(
             submitted[pmid] = UNANSWERED
         else:
             label = gold if roll < 0.6 else rng.choice(list(LETTER))
-            preds[pmid], submitted[pmid] = {"prediction": LETTER[label]}, label
-    (tmp_path / "data").mkdir()
-    shutil.copy(shared_data / "pubmedqa" / "test_ground_truth.json", tmp_path / "data")
+            said = label.capitalize() if roll > 0.95 else LETTER[label]  # a text, or a letter
+            preds[pmid], submitted[pmid] = {"prediction": said}, label
+    return items, preds, submitted
+
+
+def test_pubmedqa_scores_equal_its_own_evaluation_script(
+    official: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    truth_file = shared_data / "pubmedqa" / "test_ground_truth.json"
+    truth = json.loads(truth_file.read_text())
+    items, preds, submitted = pubmedqa_run(truth)
     (tmp_path / "predictions.json").write_text(json.dumps(submitted))
-    out = subprocess.run(
-        [sys.executable, str(official / "pubmedqa" / "evaluation.py"), "predictions.json"],
-        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120,
-    ).stdout  # fmt: skip
-    accuracy = re.search(r"Accuracy (\S+)", out)
-    macro_f1 = re.search(r"Macro-F1 (\S+)", out)
-    assert accuracy and macro_f1, out
+    printed = pubmedqa_script(tmp_path / "predictions.json", truth_file, tmp_path)
     got = score_dataset("pubmedqa", items, preds, scoring="official")
     assert (got["n"], got["missing"]) == (500, sum(p not in preds for p in truth))
-    assert f"{got['accuracy']:.6f}" == accuracy[1]
-    assert f"{got['macro_f1']:.6f}" == macro_f1[1]
+    assert f"{got['accuracy']:.6f}" == printed["Accuracy"]  # the script prints %f
+    assert f"{got['macro_f1']:.6f}" == printed["Macro-F1"]
     # biorag's own variant averages macro-F1 over the three labels only: it differs here
     ours = score_dataset("pubmedqa", items, preds, scoring="biorag")
-    assert f"{ours['macro_f1']:.6f}" != macro_f1[1]
+    assert f"{ours['macro_f1']:.6f}" != printed["Macro-F1"]
 
 
 def _mirage_module(official: Path, name: str) -> Any:
@@ -115,143 +116,69 @@ def _outputs(rng: random.Random, letter: str, text: str) -> str:
         "",
         f'"answer_choice": "({letter})"',
         f"OPTION {letter} is best",
+        f'{{"answer_choice": "{letter.lower()}"}}',  # lower case: no rule matches
+        f"{letter}/{text}",
     ]
     return rng.choice(shapes)
 
 
-def test_mirage_scores_equal_its_own_evaluate(
-    official: Path, shared_data: Path, tmp_path: Path
-) -> None:
-    utils = _mirage_module(official, "utils")
-    evaluate = _mirage_module(official, "evaluate")
-    subset = "pubmedqa"
-    dataset = utils.QADataset(subset, dir=str(shared_data / "mirage"))
-    items = load_dataset("mirage", shared_data / "mirage", split=subset).items
-    assert len(items) == len(dataset)
-    rng = random.Random(29)
-    preds, save = {}, tmp_path / "prediction"
-    save.mkdir()
+def mirage_run(items: list[QAItem], rng: random.Random) -> tuple[dict, dict[str, str]]:
+    """biorag's records for ``items`` (the letter its reader took, or nothing, with the raw
+    output; some marked unparseable) and each question's raw output for MIRAGE's files."""
+    preds, outputs = {}, {}
     for item in items:
-        letter = rng.choice(list(item.options))
+        letter = item.gold if rng.random() < 0.5 else rng.choice(list(item.options))
         raw = _outputs(rng, letter, item.options[letter])
-        qid = item.meta["qid"]
-        (save / f"test_{qid}.json").write_text(json.dumps([raw]))
+        outputs[item.id] = raw
         # what a biorag run records: the letter it read, or nothing (and its raw output)
         read = re.search(r'"answer_choice": "([A-D])"', raw)
         preds[item.id] = {"prediction": read[1] if read else "", "raw_output": raw}
-    acc, _std, flag = evaluate.evaluate(dataset, str(save))
-    assert not flag
-    got = score_dataset("mirage", items, preds, scoring="official")
-    assert got["accuracy"] == pytest.approx(float(acc), abs=1e-12)
-    # and the letter read from each output is the official reader's
-    for raw in {p["raw_output"] for p in preds.values()}:
-        official_letter = utils.locate_answer(raw.split('"answer_choice": "')[-1].strip())
-        assert mirage_locate_answer(raw) == official_letter, raw
+        if not read and rng.random() < 0.5:
+            preds[item.id].update(prediction="garbled", parse_failed=True)
+    return preds, outputs
 
 
-BIOASQ_GOLDEN = "mirage/rawdata/bioasq/Task11BGoldenEnriched/11B1_golden.json"
-PUBMED = "http://www.ncbi.nlm.nih.gov/pubmed/"
-
-
-def _bioasq_run(items: list[QAItem], rng: random.Random) -> tuple[dict, list[dict]]:
-    """biorag's predictions for ``items`` (right, wrong, partly right, unanswered) and the same
-    as a BioASQ submission."""
-    preds: dict[str, dict[str, Any]] = {}
-    submission = []
-    others = [d for it in items for d in it.gold_docs]
-    for it in items:
-        roll = rng.random()
-        docs = [d for d in it.gold_docs if rng.random() < 0.6] + rng.sample(others, 3)
-        rng.shuffle(docs)
-        docs = docs[:10]
-        exact: Any
-        if it.question_type == "yesno":
-            label = it.options[it.gold]
-            if roll < 0.1:
-                exact, letter = "", ""
-            else:
-                exact = label if roll < 0.7 else ("no" if label == "yes" else "yes")
-                letter = {v: k for k, v in it.options.items()}[exact]
-            pred: Any = letter
-        elif it.question_type == "factoid":
-            right = [syn[0] for syn in it.gold][:1]
-            cands = rng.sample(["unrelated", "not it", "wrong answer"], 2) + (
-                right if roll < 0.7 else []
-            )
-            rng.shuffle(cands)
-            pred, exact = cands, [[c] for c in cands]
-        elif it.question_type == "list":
-            got = [syn[0] for syn in it.gold if rng.random() < 0.6]
-            pred = got + rng.sample(["wrong item", "another"], 1) + got[:1]  # a repeat
-            exact = [[x] for x in pred]
-        else:  # summary: documents only
-            pred, exact = "", None
-        preds[it.id] = {"prediction": pred, "documents": docs}
-        row = {"id": it.id, "ideal_answer": "", "documents": [PUBMED + d for d in docs],
-               "snippets": []}  # fmt: skip
-        if exact is not None:
-            row["exact_answer"] = exact
-        submission.append(row)
-    return preds, submission
-
-
-def _bioasq_jar(official: Path, phase: str, golden: Path, system: Path) -> dict[str, float]:
-    jar = official / "bioasq"
-    out = subprocess.run(
-        ["java", "-cp", f"{jar / 'BioASQEvaluation.jar'}:{jar / 'lib'}/*",
-         "evaluation.EvaluatorTask1b", phase, "-e", "9", str(golden), str(system), "-verbose"],
-        capture_output=True, text=True, check=True, timeout=120,
-    ).stdout  # fmt: skip
-    return {k.strip(): float(v) for k, v in re.findall(r"^([A-Za-z][^:\n]*): (\S+)$", out, re.M)}
-
-
-def test_bioasq_scores_equal_its_own_evaluation_jar(
+def test_mirage_scores_equal_its_own_evaluate_on_every_subset(
     official: Path, shared_data: Path, tmp_path: Path
 ) -> None:
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime to run the BioASQ evaluator (apt-get install default-jre)")
-    golden = shared_data / BIOASQ_GOLDEN
-    items = list(load_dataset("bioasq", golden).items)
-    preds, submission = _bioasq_run(items, random.Random(29))
-    system = tmp_path / "system.json"
-    system.write_text(json.dumps({"questions": submission}))
-    b = _bioasq_jar(official, "-phaseB", golden, system)
-    a = _bioasq_jar(official, "-phaseA", golden, system)
-    got = score_dataset("bioasq", items, preds, scoring="official")
-    pairs = {
-        "YesNo Acc": got["yesno"]["accuracy"],
-        "YesNo macroF1": got["yesno"]["macro_f1"],
-        "YesNo F1 yes": got["yesno"]["f1_yes"],
-        "YesNo F1 no": got["yesno"]["f1_no"],
-        "Factoid Strict Acc": got["factoid"]["strict_accuracy"],
-        "Factoid Lenient Acc": got["factoid"]["lenient_accuracy"],
-        "Factoid MRR": got["factoid"]["mrr"],
-        "List Prec": got["list"]["precision"],
-        "List Rec": got["list"]["recall"],
-        "List F1": got["list"]["f1"],
-        "MPrec documents": got["documents"]["precision"],
-        "MRec documents": got["documents"]["recall"],
-        "MF1 documents": got["documents"]["f1"],
-        "MAP documents": got["documents"]["map"],
-        "GMAP documents": got["documents"]["gmap"],
-    }
-    jar = {**a, **b}
-    assert {k: jar[k] for k in pairs} == pytest.approx(pairs, abs=1e-9)
-
-
-def test_bioasq_map_above_one_for_more_than_ten_documents_as_the_jar_gives(
-    official: Path, shared_data: Path
-) -> None:
-    """The evaluator divides AP by min(|gold|, 10) but does not cut a submission at 10: the
-    golden file submitted as a run scores a MAP above 1. Official scoring says the same."""
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime to run the BioASQ evaluator (apt-get install default-jre)")
-    golden = shared_data / BIOASQ_GOLDEN
-    items = list(load_dataset("bioasq", golden).items)
-    jar = _bioasq_jar(official, "-phaseA", golden, golden)
-    preds = {it.id: {"prediction": "", "documents": it.gold_docs} for it in items}
-    got = score_dataset("bioasq", items, preds, scoring="official")["documents"]
-    assert jar["MAP documents"] > 1
-    assert (got["map"], got["gmap"]) == pytest.approx(
-        (jar["MAP documents"], jar["GMAP documents"]), abs=1e-12
-    )
+    """evaluate.py run as a script over the five subsets prints each subset's accuracy and
+    their mean to 4 decimals; its ``evaluate`` in process gives every digit."""
+    items = load_dataset("mirage", shared_data / "mirage").items
+    assert {it.subset for it in items} == set(MIRAGE_SUBSETS)
+    preds, outputs = mirage_run(items, random.Random(29))
+    results = tmp_path / "prediction"
+    for it in items:  # the script's layout: SUBSET/cot/LLM/SPLIT_QID.json
+        split = "dev" if it.subset == "medmcqa" else "test"
+        folder = results / str(it.subset) / "cot" / "biorag"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{split}_{it.meta['qid']}.json").write_text(json.dumps([outputs[it.id]]))
+    (tmp_path / "benchmark.json").symlink_to(shared_data / "mirage" / "benchmark.json")
+    out = subprocess.run(
+        [sys.executable, "-B", "-W", "ignore", str(official / "mirage" / "evaluate.py"),
+         "--results_dir", str(results), "--llm_name", "biorag"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120,
+    ).stdout  # fmt: skip
+    printed = dict(re.findall(r"^\[(\w+)\] mean acc: ([0-9.]+)", out, re.M))
+    assert set(printed) == {*MIRAGE_SUBSETS, "Average"}, out
+    got = score_dataset("mirage", items, preds, scoring="official")
+    assert got["missing"] == 0 and got["unparseable"] > 0
+    ours = {s: f"{got['per_subset'][s]['accuracy']:.4f}" for s in MIRAGE_SUBSETS}
+    assert ours == {s: printed[s] for s in MIRAGE_SUBSETS}
+    assert f"{got['accuracy']:.4f}" == printed["Average"]  # the mean of the five
+    # every digit, from its evaluate() on each subset's folder
+    utils = _mirage_module(official, "utils")
+    evaluate = _mirage_module(official, "evaluate")
+    for subset in MIRAGE_SUBSETS:
+        dataset = utils.QADataset(subset, dir=str(shared_data / "mirage"))
+        folder = results / subset / "cot" / "biorag"
+        split = "dev" if subset == "medmcqa" else "test"
+        acc, _std, flag = evaluate.evaluate(dataset, str(folder), split)
+        assert not flag
+        assert got["per_subset"][subset]["accuracy"] == float(acc), subset
+    # and the letter read from each output is the official reader's
+    for raw in set(outputs.values()):
+        official_letter = utils.locate_answer(raw.split('"answer_choice": "')[-1].strip())
+        assert mirage_locate_answer(raw) == official_letter, raw
+    # biorag's variant pools the questions: another number than the mean of the subsets
+    pooled = score_dataset("mirage", items, preds, scoring="biorag")["accuracy"]
+    assert f"{pooled:.4f}" != printed["Average"]

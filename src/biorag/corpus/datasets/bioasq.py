@@ -10,8 +10,11 @@
 - ``summary``: ``gold`` = the ideal answer (the first, when a list).
 
 Every item: ``gold_docs`` = the PMIDs of ``documents`` (last URL segment), ``gold_snippets`` =
-the snippet texts (distinct, in order), ``meta.ideal_answer`` = all ideal answers,
-``subset`` = the task (``"11b"`` from ``11B1_golden.json``), ``meta.batch`` = ``"11B1"``.
+the snippet texts (distinct, in order), ``meta.gold_snippet_spans`` = their places in their
+articles (the stripped text's ``[begin, end)``), ``meta.gold_snippets_official`` = every gold
+snippet's offsets as given (what the official evaluator reads), ``meta.ideal_answer`` = all
+ideal answers, ``subset`` = the task (``"11b"`` from ``11B1_golden.json``), ``meta.batch`` =
+``"11B1"``.
 The curated ``body``/``type`` are used, never the ``_body``/``_type`` drafts.
 
 ``split``: a type, or several joined by commas (``"factoid,list"``). ``setting``: None or
@@ -91,6 +94,23 @@ def _gold_span(snippet: dict, text: str) -> dict[str, Any] | None:
     return {"document": pmid, "section": section, "begin": where[0], "end": where[1]}
 
 
+def official_snippet(snippet: Any) -> dict[str, Any] | None:
+    """A gold snippet as the BioASQ evaluator reads it (its offsets as given, missing ones 0),
+    for official snippet scoring; None when it is not a snippet object."""
+    if not isinstance(snippet, dict) or not isinstance(snippet.get("document"), str):
+        return None
+    ends = [snippet.get(k, 0) for k in ("offsetInBeginSection", "offsetInEndSection")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in ends):
+        return None
+    return {
+        "document": snippet["document"].rstrip("/").rsplit("/", 1)[-1].strip(),
+        "section": str(snippet.get("beginSection") or ""),
+        "end_section": str(snippet.get("endSection") or ""),
+        "begin": ends[0],
+        "end": ends[1],
+    }
+
+
 def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     """One item from a BioASQ question; :class:`ValueError` says what is wrong with it."""
     if not isinstance(q, dict):
@@ -116,7 +136,9 @@ def _item(q: Any, task: str, batch: str, with_snippets: bool) -> QAItem:
     ideals = [ideal] if isinstance(ideal, str) else ideal if isinstance(ideal, list) else []
     ideals = [s for s in ideals if isinstance(s, str) and s.strip()]
     exact = q.get("exact_answer")
-    meta: dict[str, Any] = {"batch": batch, "ideal_answer": ideals, "gold_snippet_spans": spans}
+    official = [o for o in map(official_snippet, snippets) if o is not None]
+    meta: dict[str, Any] = {"batch": batch, "ideal_answer": ideals, "gold_snippet_spans": spans,
+                            "gold_snippets_official": official}  # fmt: skip
     options: dict[str, str] = {}
     gold: str | list[list[str]]
     if qtype == "yesno":

@@ -307,11 +307,14 @@ def score_dataset(
 
 def _score_snippets(pairs: list[tuple[QAItem, Any]], official: bool) -> dict[str, Any] | None:
     """BioASQ's snippet measures (:mod:`.snippets`) over the questions with gold snippet
-    offsets whose answers were recorded with snippets (a run over an index), else ``None``."""
+    offsets whose answers were recorded with snippets (a run over an index), else ``None``.
+    Official scoring reads the gold offsets as the golden file gives them (every snippet, as
+    the evaluator does); biorag's the stripped texts' places (``gold_snippet_spans``)."""
+    key = "gold_snippets_official" if official else "gold_snippet_spans"
     scored = [
-        (it.meta["gold_snippet_spans"], e["snippets"])
+        (it.meta[key], e["snippets"])
         for it, e in pairs
-        if it.meta.get("gold_snippet_spans") and isinstance(e, dict) and "snippets" in e
+        if it.meta.get(key) and isinstance(e, dict) and "snippets" in e
     ]
     if not scored:
         return None

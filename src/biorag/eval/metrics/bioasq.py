@@ -33,9 +33,9 @@ repeated answers are false positives.
 Matching: the evaluator lower-cases answers as it reads them and compares strings exactly. In
 ``official`` mode that is all that is done, and, as the reader of ``-e 5``/``8``/``9`` does
 (``readExactAnswerListOfArraysv3``), only the first synonym of a submitted entry counts (gold
-entries keep all theirs) and an empty submitted entry keeps its rank (it matches nothing). Else
-answers are also stripped, inner whitespace runs collapsed, and every synonym of a submitted
-entry counts. Submitted documents are read once each (the evaluator's ``readDocuments`` drops
+entries keep all theirs) and an empty submitted entry ``[]`` is dropped (it holds no rank; an
+empty string is an entry matching nothing). Else answers are also stripped, inner whitespace
+runs collapsed, and every synonym of a submitted entry counts. Submitted documents are read once each (the evaluator's ``readDocuments`` drops
 repeats), in both modes.
 """
 
@@ -258,7 +258,8 @@ def _entries(value: Any, *, flat_is_synonyms: bool) -> list[set[str]]:
 
 def _official_entries(value: Any) -> list[set[str]]:
     """A submitted answer as the official reader takes it: each entry the lower-cased first
-    synonym, an empty entry kept (it holds a rank and matches nothing), a string one entry."""
+    synonym, an empty entry (``[]``) dropped (``readExactAnswerListOfArraysv3`` adds nothing
+    for it, so it holds no rank), a string one entry."""
     if value is None:
         return []
     if isinstance(value, str) or not isinstance(value, list | tuple):
@@ -266,7 +267,8 @@ def _official_entries(value: Any) -> list[set[str]]:
     out: list[set[str]] = []
     for x in value:
         if isinstance(x, list | tuple):
-            out.append({str(x[0]).lower()} if x else set())
+            if x:
+                out.append({str(x[0]).lower()})
         else:
             out.append({str(x).lower()} if x is not None else set())
     return out
@@ -361,7 +363,7 @@ def list_prf(
 
     ``gold``: entries (strings or synonym lists); ``pred``: entries likewise, or a string (see
     :func:`split_answers`). An empty prediction scores ``(0, 0, 0)``. ``official``: the
-    evaluator's reading (first synonym of a submitted entry; an empty entry a false positive).
+    evaluator's reading (first synonym of a submitted entry; an empty entry ``[]`` dropped).
     """
     if official:
         g = _official_gold(gold, flat_is_synonyms=False)

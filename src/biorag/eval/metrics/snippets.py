@@ -23,9 +23,11 @@ Two readings (``official``):
 - **biorag**: ``end`` exclusive, every overlap merged, relevance = an actual overlap, the
   first :data:`MAX_SNIPPETS` snippets only.
 
-No official figure here was compared with the organisers' tool run on the same submissions
-(its jar cannot be fetched here); the official reading follows its source line by line, and the
-tests hold hand-worked cases of each quirk.
+The official reading scores the gold snippets as the golden file gives them (every one, its
+offsets untouched: ``meta["gold_snippets_official"]`` of a BioASQ item), biorag's the distinct
+snippet texts' own places (``meta["gold_snippet_spans"]``: stripped). The official figures
+equal those the organisers' jar prints for the same submission, on every 2023 batch
+(tests/eval/test_official_bioasq.py).
 
 Submitted snippets come from the chunks a method rests on (:func:`chunk_snippets`). The pooled
 BioASQ corpus (:func:`biorag.corpus.loaders.bioasq.load_bioasq`) records each snippet's offsets in

@@ -62,9 +62,17 @@ class OfficialSnippetScores(NamedTuple):
     average_precision: float
 
 
+def _field(name: Any) -> str:
+    """A section name as ``readSnippets`` keeps it: what follows its first dot
+    (``sections.0`` -> ``0``), the whole name without one."""
+    text = str(name or "")
+    return text[text.find(".") + 1 :]
+
+
 def _snippet(s: Mapping[str, Any]) -> _Snippet:
-    section = str(s.get("section") or "")
-    return _Snippet(str(s["document"]), section, section, int(s["begin"]), int(s["end"]))
+    begin = _field(s.get("section"))
+    end = _field(s["end_section"]) if "end_section" in s else begin
+    return _Snippet(str(s["document"]), begin, end, int(s["begin"]), int(s["end"]))
 
 
 def _concatenate(snippets: list[_Snippet]) -> None:

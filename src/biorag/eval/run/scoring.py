@@ -199,6 +199,24 @@ def dataset_scorer() -> Callable[..., dict[str, Any]] | None:
     return score_dataset
 
 
+def prediction_entry(record: dict[str, Any]) -> dict[str, Any]:
+    """What ``score_dataset`` reads of a prediction record (a failed answer is
+    ``parse_failed``)."""
+    pred: dict[str, Any] = {
+        "prediction": record.get("prediction") or "",
+        "parse_failed": bool(record.get("parse_failed") or record.get("error")),
+    }
+    if record.get("documents"):
+        pred["documents"] = record["documents"]
+    if record.get("sentences"):  # a span question's predicted sentences (MASH-QA)
+        pred["sentences"] = record["sentences"]
+    if "snippets" in record:  # BioASQ over an index: the snippet measures
+        pred["snippets"] = record["snippets"]
+    if record.get("raw_output"):  # official MIRAGE scoring reads it (locate_answer)
+        pred["raw_output"] = record["raw_output"]
+    return pred
+
+
 def compute_metrics(
     dataset: str,
     items: list[QAItem],
@@ -229,21 +247,7 @@ def compute_metrics(
             "errors": errors,
             "missing": len(items) - len(recs),
         }
-        preds: dict[str, dict[str, Any]] = {}
-        for r in recs:
-            pred: dict[str, Any] = {
-                "prediction": r.get("prediction") or "",
-                "parse_failed": bool(r.get("parse_failed") or r.get("error")),
-            }
-            if r.get("documents"):
-                pred["documents"] = r["documents"]
-            if r.get("sentences"):  # a span question's predicted sentences (MASH-QA)
-                pred["sentences"] = r["sentences"]
-            if "snippets" in r:  # BioASQ over an index: the snippet measures
-                pred["snippets"] = r["snippets"]
-            if r.get("raw_output"):  # official MIRAGE scoring reads it (locate_answer)
-                pred["raw_output"] = r["raw_output"]
-            preds[r["question_id"]] = pred
+        preds = {r["question_id"]: prediction_entry(r) for r in recs}
         scores: dict[str, Any] | None = None
         if scorer is not None:
             try:
