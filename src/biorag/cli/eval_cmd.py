@@ -80,6 +80,12 @@ def run(
         "--exclude-overlap",
         help="leave out the questions whose answers went into a method's knowledge graph",
     ),
+    overlap_threshold: float = typer.Option(
+        0.92,
+        "--overlap-threshold",
+        help="cosine (bundled MiniLM) at which a question paraphrases one a method's knowledge "
+        "graph was built from (refused, excluded or allowed as an exact repeat)",
+    ),
     source_docs: str = typer.Option(
         "exclude",
         "--source-docs",
@@ -130,6 +136,7 @@ def run(
             retry_errors=retry_errors,
             judge=judge,
             overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
+            overlap_threshold=overlap_threshold,
             source_docs=source_docs,
             scoring=scoring,
             mask_entities=mask_entities,

@@ -40,6 +40,7 @@ from biorag.eval.judging.judge_run import JudgeModel, judge_answers, open_judge,
 from biorag.eval.run.answering import answer_question
 from biorag.eval.run.config import config_differences as config_differences
 from biorag.eval.run.leakage import check_overlap
+from biorag.eval.run.near_duplicates import THRESHOLD, ParaphraseModel
 from biorag.eval.run.on_executor import absolute_paths, answer_on_executor
 from biorag.eval.run.records import (
     METRICS_FILE,
@@ -133,13 +134,15 @@ async def arun_eval(
     judge: str | None = None,
     judge_backend: Any | None = None,
     overlap: str = "refuse",
+    overlap_threshold: float = THRESHOLD,
     source_docs: str = "exclude",
     scoring: str = "official",
     mask_entities: bool = False,
     executor: Any | None = None,
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
-    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.run.leakage`);
+    questions that went into a knowledge graph a method reads, or paraphrase one that did (cosine
+    >= ``overlap_threshold``) (:mod:`biorag.eval.run.leakage`);
     ``source_docs``: ``exclude`` (each question's own source document never reaches its
     context), ``exclude-gold`` or ``allow`` (:mod:`.source_docs`);
     ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`);
@@ -154,6 +157,11 @@ async def arun_eval(
     method_options = dict(method_options or {})
     check_arguments(methods, method_options, concurrency, scoring, limit)
     check_policy(source_docs)
+    if not 0 < overlap_threshold <= 1:
+        raise BioragError(
+            f"overlap threshold must be a cosine in (0, 1], not {overlap_threshold}",
+            param="overlap_threshold",
+        )
     loaded, items, skipped = load_questions(loader, dataset, data_path, split, setting, limit)
 
     shared = SharedLLM(settings, backend)  # the run's model: every answer's client draws on it
@@ -166,7 +174,12 @@ async def arun_eval(
     dir_lock: RunDirLock | None = None
     try:
         effective, kg_dirs = build_methods(methods, base, method_options, index_paths, items)
-        overlap_check = check_overlap(items, kg_dirs, overlap)
+        paraphrases = ParaphraseModel(base)  # the model is built only if a KG needs it
+        try:
+            overlap_check = check_overlap(items, kg_dirs, overlap, paraphrases=paraphrases,
+                                          threshold=overlap_threshold)  # fmt: skip
+        finally:
+            paraphrases.close()
         items = overlap_check.items
         mask_stats: dict[str, Any] | None = None
         if mask_entities:
