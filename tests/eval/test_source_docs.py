@@ -178,6 +178,9 @@ def test_no_retrieving_method_sees_the_questions_own_abstract(tmp_path, hash_emb
         assert r["question_id"] not in r["documents"], (r["method"], r["documents"])
         assert conclusion[r["question_id"]] not in r["context"], r["method"]
         assert r["source_docs"]["ids"] == [r["question_id"]] and r["source_docs"]["dropped"]
+    for r in recs:  # the answer says what its context lost
+        said = any("of excluded documents" in n for n in r["notes"])
+        assert said == bool(r["source_docs"]["hits"]), r["method"]
     hit = {r["method"] for r in recs if r["source_docs"]["hits"]}
     assert hit == set(RETRIEVING)  # every one of them searched, and met the abstract
     block = s.metrics["source_exclusion"]

@@ -19,7 +19,7 @@ cosine >= 0.84 among the 2,310 BioASQ Task B questions of 2019-2023 (questions r
 years) and the 4,183 MedMCQA dev questions (a question bank's rewordings). On questions alone,
 pairs at >= 0.95 are nearly all rewordings, but between 0.92 and 0.95 only about three in four
 MedMCQA pairs and half the BioASQ ones are (the others differ in one entity); with the answer
-check at 0.92 about 47 of 49 MedMCQA pairs and 20 of 22 BioASQ pairs flagged are the same
+check at 0.92 about 47 of 49 MedMCQA pairs and 19 of 21 BioASQ pairs flagged are the same
 question, at the cost of some rewordings whose answers are worded apart (BioASQ summary
 answers; "ZnPO4"/"Zinc phosphate"). Lower (0.90) adds more one-entity swaps in BioASQ than it
 finds rewordings. Each flagged pair is reported with both cosines and both texts.
