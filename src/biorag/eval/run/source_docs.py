@@ -19,7 +19,8 @@ runtime leaves them out). Policies:
 Each prediction record keeps what its ask's searches met (``source_docs``);
 :func:`source_exclusion` sums them into ``metrics.json`` (``source_exclusion``) and one line
 of ``report.md``. Settings whose questions carry their own context search nothing: the
-policy changes nothing there.
+policy changes nothing there. Nor for ``vectorgraphrag``, which reads a knowledge graph, not
+the index (a KG built from the evaluated questions is :mod:`.leakage`'s to find).
 """
 
 from __future__ import annotations
