@@ -47,8 +47,8 @@ def chains(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
     door = {"name": ""}
     made = Runtime.for_question
 
-    def recording(self: Runtime, accounting: Accounting) -> Runtime:
-        child = made(self, accounting)
+    def recording(self: Runtime, accounting: Accounting, exclusion: Any = None) -> Runtime:
+        child = made(self, accounting, exclusion)
         assert child.llm is not None
         seen.setdefault(door["name"], []).append(child.llm.chain_names())
         return child

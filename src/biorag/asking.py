@@ -11,7 +11,7 @@ every door), and the same answer with its whole trace and its own token accounti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -22,6 +22,7 @@ from biorag.llm.stream_sink import stream_answers_to
 from biorag.methods.base import Answer
 from biorag.methods.registry import build_method
 from biorag.methods.stages import report_stages
+from biorag.retrieve.exclusion import DocExclusion
 from biorag.runtime import Runtime
 
 __all__ = ["EventSink", "PreparedAsk", "ask", "listening", "prepare"]
@@ -38,9 +39,13 @@ async def ask(
     options: Mapping[str, Any] | None = None,
     *,
     on_event: EventSink | None = None,
+    exclude_docs: Iterable[str] | DocExclusion | None = None,
 ) -> Answer:
     """Answer ``question`` with ``method`` (its ``options`` checked against the method's
-    allowed options) on ``rt``.
+    allowed options) on ``rt``; ``exclude_docs``: documents (content ids or source ids, such
+    as the question's own PMID) that none of the method's searches may return (a
+    :class:`~biorag.retrieve.exclusion.DocExclusion` also counts them; ``drop=False`` only
+    counts).
 
     The answer carries its whole trace: ``details`` (the method's typed trace, with the context
     fitting of every prompt), ``notes``, ``accounting`` (this answer's LLM calls and tokens per
@@ -49,7 +54,7 @@ async def ask(
     :class:`~biorag.errors.BioragError` for an unknown method, a bad option or a method that
     retrieves evidence with no index and no given passages.
     """
-    return await prepare(rt, question, method, options).run(on_event)
+    return await prepare(rt, question, method, options, exclude_docs=exclude_docs).run(on_event)
 
 
 class PreparedAsk:
@@ -57,12 +62,24 @@ class PreparedAsk:
     answers a bad one at once, before it takes a slot or opens a stream."""
 
     def __init__(
-        self, rt: Runtime, question: Question, method: str, options: Mapping[str, Any] | None
+        self,
+        rt: Runtime,
+        question: Question,
+        method: str,
+        options: Mapping[str, Any] | None,
+        exclude_docs: Iterable[str] | DocExclusion | None = None,
     ) -> None:
         self.rt, self.question, self.method = rt, question, method
         self.accounting = Accounting()
         self._ran = False
-        self.qa = build_method(method, rt.for_question(self.accounting), options)
+        #: the documents this ask's searches leave out, and what they met of them
+        self.exclusion: DocExclusion | None = (
+            exclude_docs
+            if isinstance(exclude_docs, DocExclusion) or exclude_docs is None
+            else DocExclusion.of(exclude_docs)
+        )
+        child = rt.for_question(self.accounting, self.exclusion)
+        self.qa = build_method(method, child, options)
         if self.qa.needs_index and not rt.index_paths and not question.passages:
             raise BioragError(
                 f"method {method!r} retrieves evidence and no index was given: name an index "
@@ -80,6 +97,12 @@ class PreparedAsk:
         finally:
             self.rt.record(self.accounting)
         answer.accounting = self.accounting.report()
+        ex = self.exclusion
+        if ex is not None and ex.drop and ex.hits:
+            answer.notes.append(
+                f"{ex.hits} retrieved passage(s) of excluded documents "
+                f"({', '.join(sorted(ex.found))}) left out of the context"
+            )
         return answer
 
 
@@ -88,9 +111,11 @@ def prepare(
     question: Question,
     method: str = "retrieve-read",
     options: Mapping[str, Any] | None = None,
+    *,
+    exclude_docs: Iterable[str] | DocExclusion | None = None,
 ) -> PreparedAsk:
     """The ask of :func:`ask`, checked (the same errors) and not yet run."""
-    return PreparedAsk(rt, question, method, options)
+    return PreparedAsk(rt, question, method, options, exclude_docs)
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from biorag.config import Settings
 from biorag.errors import BioragError
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from biorag.embed.base import Embedder
     from biorag.embed.rerank import Reranker
     from biorag.llm.factory import LLM
+    from biorag.retrieve.exclusion import DocExclusion
     from biorag.retrieve.search import MultiSearcher
 
 __all__ = ["Runtime"]
@@ -71,6 +72,7 @@ class Runtime:
             Accounting() if llm is None or llm is _UNBUILT else llm.accounting
         )
         self._parent: Runtime | None = None
+        self._exclusion: DocExclusion | None = None
         self._owns_llm = llm is _UNBUILT
         self._owns_embedder = embedder is None
         self._lock = threading.RLock()  # reentrant: the reranker builds the embedder
@@ -138,9 +140,18 @@ class Runtime:
 
     @property
     def searcher(self) -> MultiSearcher:
-        """The indexes of ``index_paths``, searched together (built on first use)."""
+        """The indexes of ``index_paths``, searched together (built on first use); a child
+        given an exclusion (:meth:`for_question`) searches them without its documents."""
         if self._parent is not None:
-            return self._parent.searcher
+            if self._exclusion is None:
+                return self._parent.searcher
+            from biorag.retrieve.exclusion import ExcludingSearcher
+
+            inner = self._parent.searcher
+            if isinstance(inner, ExcludingSearcher):  # this child's exclusion replaces its own
+                inner = inner.inner
+            # a view typed as what it stands for: every method searches through it unaware
+            return cast("MultiSearcher", ExcludingSearcher(inner, self._exclusion))
         with self._lock:
             self._check_open()
             if self._searcher is None:
@@ -217,12 +228,15 @@ class Runtime:
             searcher.close()
 
     # -- per-request children ------------------------------------------------------------------
-    def for_question(self, accounting: Accounting) -> Runtime:
+    def for_question(
+        self, accounting: Accounting, exclusion: DocExclusion | None = None
+    ) -> Runtime:
         """A child runtime for one request: an LLM client of its own counting into
-        ``accounting`` (:meth:`client`), everything else shared with this runtime. Closing it
-        closes nothing."""
+        ``accounting`` (:meth:`client`), everything else shared with this runtime; its searches
+        leave out the documents of ``exclusion`` (and count them). Closing it closes nothing."""
         child = Runtime(self.settings, self.index_paths, llm=self.client(accounting))
         child._parent = self
+        child._exclusion = exclusion
         child._owns_llm = child._owns_shared = False
         return child
 

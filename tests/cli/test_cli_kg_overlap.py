@@ -102,3 +102,49 @@ def test_eval_on_the_questions_the_kg_was_built_from(cli, tmp_path):
     assert allowed.exit_code == 0, allowed.output
     assert json.loads(allowed.stdout)["n_items"] == 6
     assert "not held out" in (tmp_path / "run_allowed" / "report.md").read_text()
+
+
+def _rows(path, rows):
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "question": q, "opa": a, "opb": "placebo", "opc": "surgery",
+                        "opd": "nothing", "cop": 1, "choice_type": "single",
+                        "exp": f"{a} is the answer."}) + "\n"
+            for i, q, a in rows
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    return path
+
+
+def test_eval_on_paraphrases_of_the_kg_questions(cli, tmp_path):
+    """Reworded questions (other ids, other words) of the KG's source questions: the eval
+    refuses them as it refuses exact repeats, and --exclude-overlap leaves them out."""
+    kg_data = _rows(tmp_path / "train.jsonl", [
+        ("t1", "What is the drug of choice for bacterial vaginosis in pregnancy?", "Metronidazole"),
+        ("t2", "Which vitamin deficiency causes scurvy?", "Vitamin C"),
+    ])  # fmt: skip
+    built = cli("kg", "build", "--from", str(kg_data), "--format", "medmcqa", "--out", "kg")
+    assert built.exit_code == 0, built.output
+    dev = _rows(tmp_path / "dev.jsonl", [
+        ("d1", "Drug of choice for bacterial vaginosis during pregnancy is:", "Metronidazole"),
+        ("d2", "Scurvy is caused by a deficiency of which vitamin?", "Vitamin C"),
+        ("d3", "Which vitamin deficiency causes rickets?", "Vitamin D"),
+    ])  # fmt: skip
+    base = ["eval", "--dataset", "medmcqa", "--data", str(dev), "--methods", "vectorgraphrag",
+            "--method-options", json.dumps({"vectorgraphrag": {"kg": "kg"}})]  # fmt: skip
+    refused = cli(*base, "--out", "run_refused")
+    assert refused.exit_code != 0
+    assert "2 of 3 questions went into the knowledge graph kg" in refused.stderr
+    assert "2 of them are paraphrases" in refused.stderr and "Traceback" not in refused.output
+    kept = cli(*base, "--exclude-overlap", "--out", "run_excluded", "--json")
+    assert kept.exit_code == 0, kept.output
+    block = json.loads(kept.stdout)["kg_overlap"]
+    assert block["near_duplicates"] == 2 and block["exact"] == 0 and block["scored"] == 1
+    assert {n["question_id"]: n["kg_question_id"] for n in block["near_examples"]} == {
+        "d1": "t1",
+        "d2": "t2",
+    }
+    report = (tmp_path / "run_excluded" / "report.md").read_text()
+    assert "2 questions went into kg and were left out" in report
+    assert "0 exact repeats, 2 paraphrases at cosine >= 0.92" in report

@@ -323,9 +323,14 @@ def test_the_judge_reuses_the_answering_backend_when_settings_are_the_same(tmp_p
 def test_rejudge_an_existing_run_with_another_judge(tmp_path, data):
     out = tmp_path / "run"
     run(tmp_path, data, out, judge="off")
+    # what answering found (a leakage guard's block) is no judge's to drop
+    found = json.loads((out / "metrics.json").read_text())
+    guard = {"policy": "exclude", "hits": 3, "note": "Source documents: 3 removed."}
+    (out / "metrics.json").write_text(json.dumps({**found, "source_exclusion": guard}))
     st = make_settings(tmp_path)
     first = judge_backend({"ANS-1": 5, "ANS-2": 5, "ANS-3": 5}, model="j1")
     metrics, stats = rejudge_run(st, out, backend=first, loader=loader)
+    assert metrics["source_exclusion"] == guard
     assert stats.judged_now == 3 and metrics["methods"]["echo"]["judged"]["mean"] == 5.0
     on_disk = json.loads((out / "metrics.json").read_text())
     assert on_disk["methods"]["echo"]["judged"]["judge_model"] == "mock:j1"

@@ -80,6 +80,19 @@ def run(
         "--exclude-overlap",
         help="leave out the questions whose answers went into a method's knowledge graph",
     ),
+    overlap_threshold: float = typer.Option(
+        0.92,
+        "--overlap-threshold",
+        help="cosine (bundled MiniLM) at which a question paraphrases one a method's knowledge "
+        "graph was built from (refused, excluded or allowed as an exact repeat)",
+    ),
+    source_docs: str = typer.Option(
+        "exclude",
+        "--source-docs",
+        help="open setting: exclude (each PubMedQA question's own abstract never reaches its "
+        "context) | exclude-gold (every gold document too, BioASQ's included) | allow (kept, "
+        "counted); reported",
+    ),
     scoring: str = typer.Option(
         "official",
         "--scoring",
@@ -101,8 +114,9 @@ def run(
     if ctx.invoked_subcommand is not None:
         return
     names, mopts = _checked_run_options(
-        dataset, data, out, judge, allow_overlap, exclude_overlap, methods, method_options
-    )
+        dataset, data, out, judge, allow_overlap, exclude_overlap, methods, method_options,
+        source_docs,
+    )  # fmt: skip
     # lazy: the runner and what it imports: ~40 ms at every CLI start
     from biorag.eval.run.runner import run_eval
 
@@ -122,6 +136,8 @@ def run(
             retry_errors=retry_errors,
             judge=judge,
             overlap="allow" if allow_overlap else "exclude" if exclude_overlap else "refuse",
+            overlap_threshold=overlap_threshold,
+            source_docs=source_docs,
             scoring=scoring,
             mask_entities=mask_entities,
             executor=runner,
@@ -138,6 +154,7 @@ def _checked_run_options(
     exclude_overlap: bool,
     methods: str | None,
     method_options: str | None,
+    source_docs: str = "exclude",
 ) -> tuple[list[str], dict[str, Any]]:
     """Check ``biorag eval``'s options; the method names and the parsed ``--method-options``."""
     if not dataset or data is None or out is None:
@@ -148,6 +165,11 @@ def _checked_run_options(
         raise BioragError(f"--judge must be one of {', '.join(JUDGE_MODES)}, not {judge!r}")
     if allow_overlap and exclude_overlap:
         raise BioragError("pass --allow-overlap or --exclude-overlap, not both")
+    policies = ("exclude", "exclude-gold", "allow")  # biorag.eval.run.source_docs.POLICIES
+    if source_docs not in policies:
+        raise BioragError(
+            f"--source-docs must be one of {', '.join(policies)}, not {source_docs!r}"
+        )
     names = _methods(methods)
     mopts = parse_json_option(method_options, "--method-options") or {}
     if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):

@@ -17,6 +17,7 @@ from biorag.embed.windows import mismatch_hint
 from biorag.errors import REBUILD_INDEX, BioragError, DamagedFileError, IndexMismatchError, reading
 from biorag.retrieve.bm25 import BM25Index
 from biorag.retrieve.dense import DenseIndex
+from biorag.retrieve.exclusion import DocExclusion
 from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 from biorag.retrieve.index import read_manifest, search_backend
 from biorag.retrieve.milvus_index import MilvusIndex
@@ -172,52 +173,94 @@ class Searcher:
         k: int = 10,
         retriever: str = "hybrid",
         level: str = "chunk",
+        exclude: DocExclusion | None = None,
     ) -> list[list[Passage]]:
-        """Top ``k`` chunks (or documents: each document's best chunk) for each query."""
+        """Top ``k`` chunks (or documents: each document's best chunk) for each query.
+
+        ``exclude``: documents whose hits are left out (and counted), the search going deeper
+        until ``k`` others are found or the index has no more (:mod:`.exclusion`)."""
         if level not in LEVELS:
             raise BioragError(f"unknown level {level!r}; choose one of {LEVELS}")
         # retrieval.corpus_retrievers names this index's own retriever (MedRAG-style corpora)
         retriever = self.settings.corpus_retrievers.get(self.name, retriever)
         depth = max(2 * k, 50) if level == "chunk" else max(10 * k, 100)
-        rankings = self._rank(queries, depth, retriever)
+        out: list[list[Passage]] = [[] for _ in queries]
+        todo = list(range(len(queries)))
+        while todo:
+            rankings = self._rank([queries[i] for i in todo], depth, retriever)
+            found = self._found(rankings)
+            short = []
+            for qi, ranking in zip(todo, rankings, strict=True):
+                passages, excluded, lost = self._select(ranking, found, k, level, retriever,
+                                                        exclude)  # fmt: skip
+                out[qi] = passages
+                if len(passages) < k and lost and len(ranking) >= depth:
+                    short.append(qi)  # excluded hits left out, the index has more: deeper
+                elif exclude is not None:
+                    exclude.count(excluded)
+            todo, depth = short, depth * 4
+        return out
+
+    def _found(self, rankings: list[list[Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The chunks the hits of ``rankings`` name and their documents."""
         wanted = sorted({h.id for r in rankings for h in r})
         with reading(
             self.path / "corpus.sqlite", "the index's documents and chunks", REBUILD_INDEX
         ):
             chunks = self.store.get_chunks(wanted)
             docs = self.store.get_documents(sorted({c.doc_id for c in chunks.values()}))
-        out: list[list[Passage]] = []
-        for ranking in rankings:
-            passages: list[Passage] = []
-            seen_docs: set[str] = set()
-            for hit in ranking:
-                chunk = chunks.get(hit.id)
-                doc = docs.get(chunk.doc_id) if chunk is not None else None
-                if chunk is None or doc is None:  # removed since these indexes were loaded
+        return chunks, docs
+
+    def _select(
+        self,
+        ranking: list[Any],
+        found: tuple[dict[str, Any], dict[str, Any]],
+        k: int,
+        level: str,
+        retriever: str,
+        exclude: DocExclusion | None,
+    ) -> tuple[list[Passage], list[str], bool]:
+        """``(the top k passages of ranking, the excluded ids met among them, whether excluded
+        hits were left out)``: hits of chunks removed since the indexes were loaded, of
+        documents already given (``level="doc"``) or excluded are passed over."""
+        chunks, docs = found
+        passages: list[Passage] = []
+        excluded: list[str] = []
+        seen_docs: set[str] = set()
+        lost = False
+        for hit in ranking:
+            chunk = chunks.get(hit.id)
+            doc = docs.get(chunk.doc_id) if chunk is not None else None
+            if chunk is None or doc is None:  # removed since these indexes were loaded
+                continue
+            if level == "doc":
+                if chunk.doc_id in seen_docs:
                     continue
-                if level == "doc":
-                    if chunk.doc_id in seen_docs:
-                        continue
-                    seen_docs.add(chunk.doc_id)
-                passages.append(
-                    Passage(
-                        chunk_id=chunk.id,
-                        doc_id=doc.id,
-                        source_id=doc.source_id,
-                        title=doc.title,
-                        text=chunk.text,
-                        score=float(hit.score),
-                        rank=len(passages) + 1,
-                        corpus=self.name,
-                        retriever=retriever,
-                        start=chunk.start,
-                        end=chunk.end,
-                    )
+                seen_docs.add(chunk.doc_id)
+            key = exclude.key_of(doc.id, doc.source_id) if exclude is not None else None
+            if key is not None:
+                excluded.append(key)
+                if exclude is not None and exclude.drop:
+                    lost = True
+                    continue
+            passages.append(
+                Passage(
+                    chunk_id=chunk.id,
+                    doc_id=doc.id,
+                    source_id=doc.source_id,
+                    title=doc.title,
+                    text=chunk.text,
+                    score=float(hit.score),
+                    rank=len(passages) + 1,
+                    corpus=self.name,
+                    retriever=retriever,
+                    start=chunk.start,
+                    end=chunk.end,
                 )
-                if len(passages) >= k:
-                    break
-            out.append(passages)
-        return out
+            )
+            if len(passages) >= k:
+                break
+        return passages, excluded, lost
 
 
 class MultiSearcher:
@@ -282,13 +325,15 @@ class MultiSearcher:
         retriever: str = "hybrid",
         level: str = "chunk",
         corpora: list[str] | None = None,
+        exclude: DocExclusion | None = None,
     ) -> list[list[Passage]]:
         """Top ``k`` of each corpus for each query, merged rank by rank (rank 1 of every corpus,
-        then rank 2, ...) and renumbered; ``corpora`` limits the search to the named corpora.
-        Thread-safe: concurrent callers take turns."""
+        then rank 2, ...) and renumbered; ``corpora`` limits the search to the named corpora;
+        ``exclude``: documents left out (:meth:`Searcher.search`). Thread-safe: concurrent
+        callers take turns."""
         chosen = self.select(corpora)
         with self._lock:
-            per = [s.search(queries, k, retriever, level) for s in chosen]
+            per = [s.search(queries, k, retriever, level, exclude) for s in chosen]
         merged: list[list[Passage]] = []
         for qi in range(len(queries)):
             lists = [p[qi] for p in per]

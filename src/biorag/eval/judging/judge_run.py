@@ -384,5 +384,10 @@ async def arejudge_run(
         judged,
         wall_s=time.perf_counter() - started,
     )
+    # what the run's answering found (leakage guards, masking) stands: a judge does not change it
+    before = read_json(out / METRICS_FILE) if (out / METRICS_FILE).is_file() else {}
+    for key in ("kg_overlap", "source_exclusion", "masking"):
+        if key in before:
+            metrics[key] = before[key]
     write_json_atomic(out / METRICS_FILE, metrics)
     return metrics, stats

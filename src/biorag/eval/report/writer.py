@@ -323,13 +323,14 @@ def _dataset_metrics_section(runs: list[Run]) -> list[str]:
 
 
 def _run_notes(runs: list[Run]) -> list[str]:
-    """The runs' notes (and their knowledge-graph overlap notes)."""
+    """The runs' notes (and those of their leakage guards: KG overlap, source documents)."""
     lines: list[str] = []
     for r in runs:
         if r.metrics.get("note"):
             lines += ["", f"note ({r.label}): {r.metrics['note']}"]
-        if (r.metrics.get("kg_overlap") or {}).get("note"):
-            lines += ["", f"note ({r.label}): {r.metrics['kg_overlap']['note']}"]
+        for key in ("kg_overlap", "source_exclusion"):
+            if (r.metrics.get(key) or {}).get("note"):
+                lines += ["", f"note ({r.label}): {r.metrics[key]['note']}"]
     return lines
 
 

@@ -15,6 +15,7 @@ from biorag.asking import PreparedAsk, prepare
 from biorag.corpus.datasets.base import QAItem
 from biorag.eval.metrics.snippets import MAX_SNIPPETS, chunk_snippets
 from biorag.eval.run.scoring import is_multiple_choice
+from biorag.eval.run.source_docs import exclusion_for
 from biorag.methods.base import Answer
 from biorag.runtime import Runtime
 
@@ -26,16 +27,20 @@ async def answer_question(
     method_options: dict[str, dict[str, Any]],
     method: str,
     item: QAItem,
+    source_docs: str = "exclude",
 ) -> dict[str, Any]:
     """Answer ``item`` with ``method`` the way :func:`biorag.asking.ask` does, on the run's runtime
-    ``base`` (an LLM client of its own, with its own accounting); the prediction record, with
-    the error in it when the method failed."""
+    ``base`` (an LLM client of its own, with its own accounting), its searches leaving out the
+    question's own documents as ``source_docs`` says (:mod:`.source_docs`); the prediction
+    record, with the error in it when the method failed."""
     start = time.perf_counter()
     answer: Answer | None = None
     prepared: PreparedAsk | None = None
     error = None
+    exclusion = exclusion_for(item, source_docs)
     try:
-        prepared = prepare(base, item.as_question(), method, method_options.get(method))
+        prepared = prepare(base, item.as_question(), method, method_options.get(method),
+                           exclude_docs=exclusion)  # fmt: skip
         answer = await prepared.run()
     except Exception as e:  # recorded and counted, never lost; CancelledError passes
         error = f"{type(e).__name__}: {e}"
@@ -47,9 +52,12 @@ async def answer_question(
         log.warning("%s on %s: no snippets for the snippet measures: %s", method, item.id, e)
     # a failed answer's calls count too (the tokens were spent)
     accounting = prepared.accounting.report() if prepared is not None else {}
-    return _prediction_record(
+    rec = _prediction_record(
         item, method, answer, error, accounting, time.perf_counter() - start, snippets
     )
+    if exclusion is not None:
+        rec["source_docs"] = exclusion.report()
+    return rec
 
 
 def _span_sentences(item: QAItem, answer: Any | None, evidence: list[Any]) -> list[str]:

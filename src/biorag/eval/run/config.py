@@ -35,9 +35,18 @@ COMPARED_KEYS = (
     "indexes",
     "models",
     "mask_entities",
+    "source_docs",
 )
 # Compared only when run.json has them (runs recorded before they existed still resume).
 _NEWER_KEYS = ("effective_options", "mask_entities")
+
+
+def _recorded_value(old: dict[str, Any], key: str) -> Any:
+    """``old[key]``, or what a run recorded before ``key`` existed did: it left no source
+    document out (``allow``) where it searched an index."""
+    if key == "source_docs" and key not in old:
+        return "allow" if old.get("indexes") else None
+    return old.get(key)
 
 
 def run_config(
@@ -136,7 +145,7 @@ def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for key in COMPARED_KEYS:
         if key in _NEWER_KEYS and key not in old:
             continue
-        a, b = old.get(key), new.get(key)
+        a, b = _recorded_value(old, key), new.get(key)
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):

@@ -46,12 +46,14 @@ class AnswerWorker:
         index_paths: list[str],
         method_options: dict[str, dict[str, Any]],
         concurrency: int,
+        source_docs: str = "exclude",
     ) -> None:
         s = Settings.model_validate({**settings, "executor": {"kind": "local"}})
         self.loop = asyncio.new_event_loop()
         self.base = Runtime(s, [Path(p) for p in index_paths])
         self.options = method_options
         self.concurrency = concurrency
+        self.source_docs = source_docs
 
     def __call__(self, batch: list[str]) -> list[str]:
         return self.loop.run_until_complete(self._answer([json.loads(x) for x in batch]))
@@ -62,7 +64,9 @@ class AnswerWorker:
         async def one(pair: dict[str, Any]) -> str:
             item = QAItem.model_validate(pair["item"])
             async with slots:
-                rec = await answer_question(self.base, self.options, pair["method"], item)
+                rec = await answer_question(
+                    self.base, self.options, pair["method"], item, self.source_docs
+                )
             return json.dumps(rec, ensure_ascii=False, default=str)
 
         return list(await asyncio.gather(*(one(p) for p in pairs)))
@@ -71,7 +75,7 @@ class AnswerWorker:
 async def answer_on_executor(
     pending: list[tuple[str, QAItem]],
     executor: Any,
-    worker_args: tuple[dict[str, Any], list[str], dict[str, dict[str, Any]], int],
+    worker_args: tuple[dict[str, Any], list[str], dict[str, dict[str, Any]], int, str],
     path: Path,
     on_record: Callable[[dict[str, Any]], bool],
 ) -> None:

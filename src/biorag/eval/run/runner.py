@@ -40,6 +40,7 @@ from biorag.eval.judging.judge_run import JudgeModel, judge_answers, open_judge,
 from biorag.eval.run.answering import answer_question
 from biorag.eval.run.config import config_differences as config_differences
 from biorag.eval.run.leakage import check_overlap
+from biorag.eval.run.near_duplicates import THRESHOLD, ParaphraseModel
 from biorag.eval.run.on_executor import absolute_paths, answer_on_executor
 from biorag.eval.run.records import (
     METRICS_FILE,
@@ -57,6 +58,7 @@ from biorag.eval.run.setup import (
     load_questions,
     mask_questions,
 )
+from biorag.eval.run.source_docs import check_policy, source_exclusion
 from biorag.executor.base import settings_for_workers
 from biorag.llm.shared import SharedLLM
 from biorag.runtime import Runtime
@@ -132,12 +134,17 @@ async def arun_eval(
     judge: str | None = None,
     judge_backend: Any | None = None,
     overlap: str = "refuse",
+    overlap_threshold: float = THRESHOLD,
+    source_docs: str = "exclude",
     scoring: str = "official",
     mask_entities: bool = False,
     executor: Any | None = None,
 ) -> EvalSummary:
     """:func:`run_eval` for code already inside an event loop. ``overlap``: what to do with
-    questions that went into a knowledge graph a method reads (:mod:`biorag.eval.run.leakage`);
+    questions that went into a knowledge graph a method reads, or paraphrase one that did (cosine
+    >= ``overlap_threshold``) (:mod:`biorag.eval.run.leakage`);
+    ``source_docs``: ``exclude`` (each question's own source document never reaches its
+    context), ``exclude-gold`` or ``allow`` (:mod:`.source_docs`);
     ``scoring``: ``official`` or ``biorag`` (:mod:`biorag.eval.metrics.official`);
     ``mask_entities``: mask each question with its passages first (:mod:`.masking`);
     ``executor``: a :mod:`biorag.executor` other than local answers on its workers
@@ -149,6 +156,12 @@ async def arun_eval(
     index_paths = [Path(p) for p in (index_paths or [])]
     method_options = dict(method_options or {})
     check_arguments(methods, method_options, concurrency, scoring, limit)
+    check_policy(source_docs)
+    if not 0 < overlap_threshold <= 1:
+        raise BioragError(
+            f"overlap threshold must be a cosine in (0, 1], not {overlap_threshold}",
+            param="overlap_threshold",
+        )
     loaded, items, skipped = load_questions(loader, dataset, data_path, split, setting, limit)
 
     shared = SharedLLM(settings, backend)  # the run's model: every answer's client draws on it
@@ -161,7 +174,12 @@ async def arun_eval(
     dir_lock: RunDirLock | None = None
     try:
         effective, kg_dirs = build_methods(methods, base, method_options, index_paths, items)
-        overlap_check = check_overlap(items, kg_dirs, overlap)
+        paraphrases = ParaphraseModel(base)  # the model is built only if a KG needs it
+        try:
+            overlap_check = check_overlap(items, kg_dirs, overlap, paraphrases=paraphrases,
+                                          threshold=overlap_threshold)  # fmt: skip
+        finally:
+            paraphrases.close()
         items = overlap_check.items
         mask_stats: dict[str, Any] | None = None
         if mask_entities:
@@ -173,6 +191,7 @@ async def arun_eval(
             "dataset": dataset, "data_path": data_path, "split": split, "setting": setting,
             "index_paths": index_paths, "methods": methods, "method_options": method_options,
             "effective": effective, "mask_entities": mask_entities, "limit": limit,
+            "source_docs": source_docs if index_paths else None,
         }  # fmt: skip
         dir_lock = claim_run_dir(out, settings, shared, run, items, skipped, loaded)
         summary, pending = _plan(out, items, methods, retry_errors, skipped)
@@ -182,12 +201,12 @@ async def arun_eval(
             try:
                 if executor is not None and executor.kind != "local":
                     args = (settings_for_workers(settings), [str(p.resolve()) for p in index_paths],
-                            absolute_paths(method_options), concurrency)  # fmt: skip
+                            absolute_paths(method_options), concurrency, source_docs)  # fmt: skip
                     await answer_on_executor(pending, executor, args, out / PREDICTIONS_FILE,
                                              tally.add)  # fmt: skip
                     summary.executor = executor.stats()
                 else:
-                    await _answer_all(pending, base, method_options,
+                    await _answer_all(pending, base, (method_options, source_docs),
                                       out / PREDICTIONS_FILE, concurrency, tally)  # fmt: skip
             finally:
                 bar.close()
@@ -199,6 +218,9 @@ async def arun_eval(
             metrics["masking"] = mask_stats
         if overlap_check.kgs:
             metrics["kg_overlap"] = {**overlap_check.to_dict(), "note": overlap_check.note()}
+        if index_paths:  # only searches meet documents
+            latest = latest_records(read_predictions(out / PREDICTIONS_FILE))
+            metrics["source_exclusion"] = source_exclusion(source_docs, items, latest, methods)
         write_json_atomic(out / METRICS_FILE, metrics)
     finally:
         await _release(dir_lock, judge_model, shared, runtime or base, own_runtime=runtime is None)
@@ -308,18 +330,21 @@ class _Tally:
 async def _answer_all(
     pending: list[tuple[str, QAItem]],
     base: Runtime,
-    method_options: dict[str, dict[str, Any]],
+    how: tuple[dict[str, dict[str, Any]], str],
     path: Path,
     concurrency: int,
     tally: _Tally,
 ) -> None:
+    """Answer ``pending`` on ``base``, ``how``: (the methods' options, the source-docs
+    policy)."""
     queue = iter(pending)
+    method_options, source_docs = how
 
     async def worker(writer: PredictionWriter) -> None:
         for method, item in queue:
             if tally.stop:
                 return
-            rec = await answer_question(base, method_options, method, item)
+            rec = await answer_question(base, method_options, method, item, source_docs)
             writer.append(rec)
             tally.add(rec)
 

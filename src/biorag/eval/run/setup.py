@@ -127,8 +127,9 @@ def claim_run_dir(
 ) -> RunDirLock:
     """Lock ``out`` (a second run into it is refused before it touches anything), then check
     ``run.json`` against this run (a resume must match) or write it. ``run`` holds the
-    arguments :func:`~biorag.eval.run.config.run_config` records, plus ``limit`` and
-    ``mask_entities``. The caller releases the lock."""
+    arguments :func:`~biorag.eval.run.config.run_config` records, plus ``limit``,
+    ``mask_entities`` and ``source_docs`` (the policy; None without an index). The caller
+    releases the lock."""
     lock = RunDirLock(out)
     try:
         config = run_config(
@@ -144,6 +145,7 @@ def claim_run_dir(
             effective_options=run["effective"],
         )
         config["mask_entities"] = run["mask_entities"]
+        config["source_docs"] = run["source_docs"]
         extra = {
             "limit": run["limit"],
             "n_items": len(items),
