@@ -102,7 +102,7 @@ def run(
         False,
         "--mask-entities",
         help="mask the key entities of each question, its options and its passages, given or "
-        "retrieved (CLAIMS' entity masking, table 4; iprar and vectorgraphrag need given ones)",
+        "retrieved (CLAIMS' entity masking, table 4)",
     ),
     executor: str = typer.Option(
         None, "--executor", help=executor_help("answering (each worker answers --concurrency)")
@@ -201,9 +201,10 @@ def _report_run(summary: EvalSummary, out: Path, as_json: bool) -> None:
             + ")",
             err=True,
         )
-    overlap_note = (summary.metrics.get("kg_overlap") or {}).get("note")
-    if overlap_note:
-        typer.echo(overlap_note, err=True)
+    for guard in ("kg_overlap", "source_exclusion"):
+        note = (summary.metrics.get(guard) or {}).get("note")
+        if note:
+            typer.echo(note, err=True)
     if summary.judged_now or summary.judge_failed_now or summary.already_judged:
         typer.echo(
             f"judged {summary.judged_now} answers now ({summary.judge_failed_now} judge calls "
