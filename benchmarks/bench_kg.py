@@ -23,8 +23,11 @@
 (b) MedMCQA dev single-choice, the no-LLM floor through the CLI: ``biorag kg build --half
     second`` (one rule-based triplet per QA pair from the explanation ``exp``), then ``biorag
     eval`` on the first ``--eval-limit`` questions (all in the first half) with closed-book and
-    vectorgraphrag; and, as a control, the same questions over a KG built from their own half
-    (``--half first``: the KG then holds their answers).
+    vectorgraphrag, ``--exclude-overlap`` (the eval's KG overlap guard leaves out any question
+    that also went into the KG); and, as a control, the same questions over a KG built from
+    their own half (``--half first``: the KG then holds their answers, scored on purpose with
+    ``--allow-overlap``). Each run records the guard's finding (``kg_overlap``) and its scoring;
+    the file records the commit and the command (``provenance``).
 
     python benchmarks/bench_kg.py --out benchmarks/results/kg.json
 """
@@ -35,7 +38,7 @@ import argparse
 import os
 import sys
 
-from _bench import peak_gb, pin_threads, reset_peak, status_gb
+from _bench import peak_gb, pin_threads, provenance, reset_peak, status_gb
 
 _THREADS = pin_threads()
 
@@ -63,7 +66,8 @@ ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
 DEV = Path("/work/shared/data/mirage/rawdata/medmcqa/data/dev.json")
 CACHE = ROOT / ".cache" / "kg_bench"
-BIORAG = REPO / ".venv" / "bin" / "biorag"
+# the ``biorag`` of the interpreter running this script (a worktree has no .venv of its own)
+BIORAG = Path(sys.executable).parent / "biorag"
 PREDICATES = [
     "treats", "causes", "is associated with", "is a", "inhibits", "activates", "is caused by",
     "is seen in", "is used for", "increases", "decreases", "is part of", "binds", "prevents",
@@ -441,10 +445,18 @@ def cli(args: list[str], env: dict[str, str], kg: list[str]) -> tuple[str, float
     return res.stdout, seconds, cmd
 
 
+SCORING = "official"  # the MedMCQA runs' scoring (biorag eval --scoring)
 KG_KEYS = (
     "units_kept", "extracted", "added", "duplicates", "dropped_count", "triplets_total",
     "entities_total", "entities_embedded", "seconds",
 )  # fmt: skip
+
+
+def overlap_of(metrics: dict[str, Any]) -> dict[str, Any]:
+    """What the eval's KG overlap guard found (``metrics.json``'s ``kg_overlap``): the policy,
+    how many of the questions went into the KG, how many were scored."""
+    ov = metrics.get("kg_overlap") or {}
+    return {k: ov.get(k) for k in ("policy", "overlapping", "scored", "note")}
 
 
 def medmcqa(args: argparse.Namespace) -> dict[str, Any]:
@@ -476,10 +488,10 @@ def medmcqa(args: argparse.Namespace) -> dict[str, Any]:
         opts = json.dumps({"vectorgraphrag": {"kg": str(kg_dir.relative_to(REPO))}})
         ev = ["eval", "--dataset", "medmcqa", "--data", os.path.relpath(DEV, REPO)]
         ev += ["--methods", methods]
-        ev += ["--method-options", opts, "--limit", str(args.eval_limit)]
+        ev += ["--method-options", opts, "--limit", str(args.eval_limit), "--scoring", SCORING]
         if half == "first":  # the control: a KG that holds the answers, scored on purpose
             ev += ["--allow-overlap"]
-        else:  # a few first-half questions repeat second-half ones word for word
+        else:  # a few first-half questions repeat second-half ones word for word: left out
             ev += ["--exclude-overlap"]
         stdout, eval_s, eval_cmd = cli([*ev, "--out", str(run), "--json"], env, kg)
         metrics = json.loads(stdout)
@@ -491,6 +503,8 @@ def medmcqa(args: argparse.Namespace) -> dict[str, Any]:
                 "entities_embedded_per_s": round(
                     rep["entities_embedded"] / max(rep["seconds"]["embed_entities"], 1e-9), 1
                 ),
+                "scoring": metrics.get("scoring"),
+                "kg_overlap": overlap_of(metrics),
                 "methods": {
                     m: {
                         k: e.get(k)
@@ -588,14 +602,21 @@ def main() -> None:
             "threads": int(args.threads),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         },
         "command": "python " + shlex.join(["benchmarks/bench_kg.py", *sys.argv[1:]]),
+        "provenance": {
+            **provenance(),
+            "command": "python " + shlex.join(["benchmarks/bench_kg.py", *sys.argv[1:]]),
+            "scoring": SCORING,
+        },
     }
     if not args.skip_synthetic:
         result["synthetic"] = scale_up(args)
     if not args.skip_medmcqa:
         result["medmcqa"] = medmcqa(args)
     result["seconds_total"] = round(time.perf_counter() - start, 1)
+    result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(markdown(result))
