@@ -28,3 +28,7 @@ run --dataset pubmedqa --data $D/pubmedqa/ori_pqal.json --split test --setting o
     --index benchmarks/.cache/index/pubmedqa --methods claims --limit 50 \
     --method-options '{"claims": {"mode": "faithful"}}' \
     --out $OUT/eval_pubmedqa_open_dryrun_faithful
+# The per-question rows the figures rest on (predictions.jsonl stays out of the repository).
+.venv/bin/python benchmarks/question_rows.py $OUT/eval_pubmedqa_reasoning_floor \
+    $OUT/eval_pubmedqa_open_floor $OUT/eval_bioasq11b_yesno_floor \
+    $OUT/eval_pubmedqa_open_dryrun $OUT/eval_pubmedqa_open_dryrun_faithful

@@ -22,3 +22,6 @@ BIORAG_LLM_BACKEND=mock BIORAG_LLM_MOCK_SCRIPT=dry-run BIORAG_LLM_CACHE=false \
 run --dataset bioasq --data $D --index $I --methods iprar --limit 50 --judge off \
     --method-options '{"iprar": {"relevance_batch": 5}}' \
     --out $OUT/eval_bioasq11b_iprar_dryrun_batch5
+# The per-question rows the figures rest on (predictions.jsonl stays out of the repository).
+.venv/bin/python benchmarks/question_rows.py $OUT/eval_bioasq11b_iprar_floor \
+    $OUT/eval_bioasq11b_iprar_dryrun $OUT/eval_bioasq11b_iprar_dryrun_batch5
