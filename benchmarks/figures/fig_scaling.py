@@ -13,8 +13,8 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bench_llm_sizing import _scaled
 from figures import FigureError, dig, figure, result, table
+from figures.sizing import scaled
 
 PUBMED = 36_000_000  # PubMed's abstracts: a count given, not measured
 NODES, CPUS_PER_NODE, GPUS = 100, 16, 100  # the cluster the plan supposes
@@ -179,7 +179,7 @@ def per_q(key: str) -> dict[str, Any]:
     path = f"real_llm/{run}/metrics.json"
     e = dig(result(path), ["methods", key.split("/")[1]], path)
     n = e["n"] - e.get("errors", 0) - e.get("missing", 0)
-    return {"run": run, **_scaled(dig(e, "accounting_total/stages", path), n)}
+    return {"run": run, **scaled(dig(e, "accounting_total/stages", path), n)}
 
 
 def rates(path: str) -> dict[str, float]:
