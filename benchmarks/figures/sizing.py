@@ -1,6 +1,6 @@
 """Calls and tokens per question from a run's LLM accounting: one copy, for
 ``benchmarks/bench_llm_sizing.py`` (which writes ``llm_sizing.json``) and the figures of
-docs/scaling.md that recount the runs it names (``fig_scaling.py``). A plain module, not a
+docs/scaling.md that recount the runs it names (``fig_scaling_endpoints.py``). A plain module, not a
 ``fig_*`` one: it registers no figure and imports nothing beyond the standard library."""
 
 from __future__ import annotations
