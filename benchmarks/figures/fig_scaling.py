@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from figures import dig, figure, result, table
+from figures import dig, figure, find_row, result, table
 
 PUBMED = 36_000_000  # PubMed's abstracts: a count given, not measured
 NODES, CPUS_PER_NODE, GPUS = 100, 16, 100  # the cluster the plan supposes
@@ -189,8 +189,7 @@ def embed_gpu_hours() -> str:
 
 
 def gpu_embed_rate() -> float:
-    rows = result("embed_gpu.json")["rows"]
-    row = next(r for r in rows if r["mode"] == "pipelined" and r["batch_size"] == 256)
+    row = find_row("embed_gpu.json", "rows", mode="pipelined", batch_size=256)
     return float(row["texts_per_s"])
 
 
