@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: thread pinning (before numpy loads) and memory readings.
+"""What the benchmark scripts share: thread pinning (before numpy loads), memory readings and
+provenance.
 
 Import it first, then call :func:`pin_threads` before importing numpy, FAISS or torch::
 
@@ -62,16 +63,35 @@ def rss_gb(digits: int = 3) -> float:
     return round(status_gb("VmRSS"), digits)
 
 
-def provenance() -> dict[str, str]:
-    """Where a result came from: machine, commit, and the command that produced it."""
-    import platform
+def biorag_commit() -> str:
+    """The commit of the ``biorag`` package this process imports (``git -C`` its folder, not the
+    working directory: a worktree's benchmark run with main's editable install runs main's
+    code), ``-dirty`` where its files differ from that commit; ``unknown`` outside a checkout."""
     import subprocess
 
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    import biorag
+
+    pkg = Path(biorag.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", str(pkg), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return "unknown"
+    # the package folder only (src/biorag in a checkout): a changed benchmark script or doc
+    # leaves the code that ran as committed
+    return commit + ("-dirty" if git("status", "--porcelain", "--", ".") else "")
+
+
+def provenance() -> dict[str, str]:
+    """Where a result came from: machine, the commit of the biorag that ran
+    (:func:`biorag_commit`), and the command that produced it."""
+    import platform
+
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-        "commit": commit,
+        "commit": biorag_commit(),
         "command": " ".join(["python", *sys.argv]),
     }

@@ -27,7 +27,7 @@
     that also went into the KG); and, as a control, the same questions over a KG built from
     their own half (``--half first``: the KG then holds their answers, scored on purpose with
     ``--allow-overlap``). Each run records the guard's finding (``kg_overlap``) and its scoring;
-    the file records the commit and the command (``provenance``).
+    the file records the commit of the biorag that ran and the command (``provenance``).
 
     python benchmarks/bench_kg.py --out benchmarks/results/kg.json
 """
@@ -59,6 +59,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+import biorag  # noqa: E402
 from biorag.kg.models import AddReport, Triplet  # noqa: E402
 from biorag.kg.stores.interfaces import Direction, prepare_triplets, unique_keys  # noqa: E402
 
@@ -66,7 +67,10 @@ ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
 DEV = Path("/work/shared/data/mirage/rawdata/medmcqa/data/dev.json")
 CACHE = ROOT / ".cache" / "kg_bench"
-# the ``biorag`` of the interpreter running this script (a worktree has no .venv of its own)
+# The ``biorag`` console script of this interpreter's environment. It imports whatever biorag
+# that environment installs (main's editable install: main's src/, even for a worktree), so the
+# CLI runs get this process's biorag first on PYTHONPATH (:func:`medmcqa`): the package
+# ``provenance()`` names the commit of (``_bench.biorag_commit``).
 BIORAG = Path(sys.executable).parent / "biorag"
 PREDICATES = [
     "treats", "causes", "is associated with", "is a", "inhibits", "activates", "is caused by",
@@ -461,6 +465,11 @@ def overlap_of(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def medmcqa(args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "BIORAG_PROGRESS": "0", "BIORAG_HOME": str(CACHE / "home")}
+    # the CLI imports the biorag this process imports (whose commit provenance records), not
+    # the one the environment installs
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(biorag.__file__).resolve().parents[1]), env.get("PYTHONPATH")) if p
+    )
     for k in [k for k in env if k.startswith("BIORAG_LLM_")]:
         del env[k]  # the no-LLM floor, whatever the caller's environment says
     shutil.rmtree(CACHE / "home", ignore_errors=True)

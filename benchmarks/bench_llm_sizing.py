@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO))
 
 from _bench import provenance  # noqa: E402
 from biorag.util.files import write_json_atomic  # noqa: E402
+from figures.sizing import scaled  # noqa: E402
 
 FILLER = (
     "Metformin lowers hepatic glucose production and improves insulin sensitivity in adults "
@@ -134,36 +135,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             server.stop()
 
 
-def _scaled(stages: dict[str, dict[str, float]], n: int) -> dict[str, Any]:
-    """Calls and tokens per question over ``n`` questions. A call answered from biorag's LLM
-    cache (another method of the same run asked the same prompt) costs no server tokens, but
-    a deployment running one method would make it: each stage's tokens are counted per call
-    that reached the server, times all its calls."""
-    calls = hits = prompt = completion = 0.0
-    unsized = []
-    for stage, st in stages.items():
-        served = st["calls"] - st["cache_hits"]
-        calls += st["calls"]
-        hits += st["cache_hits"]
-        if served <= 0:
-            unsized.append(stage)
-            continue
-        prompt += st["prompt_tokens"] / served * st["calls"]
-        completion += st["completion_tokens"] / served * st["calls"]
-    return {
-        "questions": n,
-        "calls_per_q": round(calls / n, 2),
-        "cache_hit_share": round(hits / calls, 3) if calls else 0.0,
-        "prompt_tokens_per_q": round(prompt / n),
-        "completion_tokens_per_q": round(completion / n),
-        **({"stages_all_cached": unsized} if unsized else {}),
-    }
-
-
 def per_question(runs: Path) -> dict[str, dict[str, Any]]:
-    """Per ``dataset/method``: calls and tokens per question (:func:`_scaled`) from the newest
-    run (by its predictions' modification time) that answered with that method, so runs of
-    older code or other prompts are not mixed in."""
+    """Per ``dataset/method``: calls and tokens per question (:func:`figures.sizing.scaled`)
+    from the newest run (by its predictions' modification time) that answered with that
+    method, so runs of older code or other prompts are not mixed in."""
     newest: dict[str, tuple[float, str, int, dict[str, dict[str, float]]]] = {}
     for pred in sorted(runs.glob("*_auto_*/predictions.jsonl")):
         dataset = pred.parent.name.split("_auto_")[0]
@@ -187,7 +162,7 @@ def per_question(runs: Path) -> dict[str, dict[str, Any]]:
             key = f"{dataset}/{method}"
             if key not in newest or newest[key][0] < mtime:
                 newest[key] = (mtime, pred.parent.name, n, stages[method])
-    return {key: {"run": run, **_scaled(st, n)} for key, (_, run, n, st) in sorted(newest.items())}
+    return {key: {"run": run, **scaled(st, n)} for key, (_, run, n, st) in sorted(newest.items())}
 
 
 def per_abstract(summary: Path) -> dict[str, dict[str, Any]]:

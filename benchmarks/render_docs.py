@@ -19,9 +19,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Run as a script, benchmarks/ is sys.path[0] already; imported (tests/docs), the importer puts
+# it there (and takes it away again): only where neither did is it added.
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
-import figures
+import figures  # noqa: E402
 
 REPO = figures.REPO
 DOCS = ["README.md", "docs/benchmarks.md", "docs/scaling.md", "docs/testing.md"]

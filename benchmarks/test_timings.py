@@ -1,5 +1,6 @@
-"""Where `make test`'s time goes: records a run's timings as a result file, and renders the
-tables of docs/testing.md from the committed result files (never typed by hand).
+"""Where `make test`'s time goes: records a run's timings as a result file; the tables of
+docs/testing.md are rendered from the committed result files (never typed by hand) by
+benchmarks/figures/timing_tables.py.
 
     # after `make test` (scripts/test.sh wrote .biorag/test-report/durations.json):
     python benchmarks/test_timings.py record --label fresh --caches empty \\
@@ -10,7 +11,7 @@ tables of docs/testing.md from the committed result files (never typed by hand).
     python benchmarks/render_docs.py                  # renders docs/testing.md's tables
 
 Result files: benchmarks/results/test_timings_<label>.json (setup steps, totals, the 30 slowest
-tests), rendered by benchmarks/figures/fig_testing.py.
+tests), rendered by benchmarks/figures/fig_testing.py (through figures.timing_tables.table).
 """
 
 from __future__ import annotations
@@ -100,46 +101,6 @@ def record(args: argparse.Namespace) -> None:
     tmp.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
     print(path)
-
-
-def _minutes(s: float) -> str:
-    return f"{s / 60:.1f} min"
-
-
-def table(run: dict[str, Any]) -> str:
-    """The markdown of one run: its setup steps, totals and slowest tests."""
-    lines = [
-        f"Run at {run['commit']} on {run['date']} ({run['machine']}; caches {run['caches']}):"
-        f" `{run['command']}`" + (f". {run['note']}" if run.get("note") else ""),
-        "",
-        "| setup step | wall | exit |",
-        "|---|---:|---:|",
-    ]
-    for s in run["setup_steps"]:
-        start = f" (from +{s['started_s']} s)" if "started_s" in s else ""
-        lines.append(f"| {s['step']}{start} | {s['seconds']:.0f} s | {s.get('rc', 0)} |")
-    t = run["tests"]
-    lines += [
-        "",
-        ("tmp_path folders" if run.get("rows") else "Tests")
-        + f": {t['count']}; without a real model {_minutes(t['without_real_model_s'])},"
-        f" with a real model {_minutes(t['real_model_s'])}"
-        + (f"; pytest wall {_minutes(t['pytest_wall_s'])}" if "pytest_wall_s" in t else "")
-        + (
-            f"; **`make test` wall {_minutes(run['make_test_wall_s'])}**"
-            if run.get("make_test_wall_s")
-            else ""
-        )
-        + ".",
-        "",
-        f"| the {len(run['slowest'])} slowest {run.get('rows', 'tests')} | seconds | real model |",
-        "|---|---:|:-:|",
-    ]
-    for r in run["slowest"]:
-        name = r["test"].replace("|", "\\|")
-        flag = "yes" if r["real_model"] else ""
-        lines.append(f"| `{name}` | {r['seconds']:.1f} | {flag} |")
-    return "\n".join(lines)
 
 
 def main() -> int:

@@ -115,6 +115,40 @@ def dig(data: Any, keys: str | Sequence[str | int], where: str = "") -> Any:
     return cur
 
 
+def find_row(path: str, keys: str, **match: Any) -> dict[str, Any]:
+    """The first row of the list at ``keys`` of ``benchmarks/results/<path>`` whose fields equal
+    ``match`` (``find_row("retrieval_speed.json", "rows", scale="1m", stage="bm25")``); where
+    none does, a :class:`FigureError` naming what was looked for."""
+    for row in dig(result(path), keys, path):
+        if all(k in row and row[k] == v for k, v in match.items()):
+            return dict(row)
+    want = ", ".join(f"{k}={v!r}" for k, v in match.items())
+    raise FigureError(f"{path} has no row in {keys!r} with {want}")
+
+
+def count(share: float, n: int) -> int:
+    """The number of questions a share of ``n`` stands for (accuracy 0.46 of 50: 23)."""
+    return round(share * n)
+
+
+def score_summary(scores: dict[str, Any], pubmedqa: str, bioasq: str) -> str:
+    """A run's scores in words, by one template per dataset: ``bioasq`` where the scores hold a
+    yes/no block (BioASQ's), else ``pubmedqa`` (PubMedQA's top-level accuracy and macro-F1).
+
+    A template is a format string over the scores (``{accuracy:.2f}``, ``{yesno[macro_f1]:.2f}``,
+    ``{factoid[mrr]:.2f}``); ``{correct}`` (PubMedQA), ``{yesno_correct}`` and
+    ``{factoid_correct}`` (BioASQ, strict) are the questions an accuracy stands for
+    (:func:`count`)."""
+    if "yesno" in scores:
+        yn, fa = scores["yesno"], scores["factoid"]
+        return bioasq.format(
+            **scores,
+            yesno_correct=count(yn["accuracy"], yn["n"]),
+            factoid_correct=count(fa["strict_accuracy"], fa["n"]),
+        )
+    return pubmedqa.format(**scores, correct=count(scores["accuracy"], scores["n"]))
+
+
 def value(spec: str) -> str:
     """An inline value: ``FILE:PATH|FMT`` from a result file, or a registered figure."""
     if ":" not in spec:

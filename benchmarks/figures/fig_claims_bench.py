@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from figures import FigureError, dig, family, figure, result, table
+from figures import FigureError, dig, family, figure, find_row, result, table
 from figures.fig_retrieval import dec, fmt, num
 
 ECONOMY = "claims_economy.json"
@@ -19,10 +19,7 @@ DEDUP = "dedup.json"
 
 
 def mode(name: str) -> dict[str, Any]:
-    for m in dig(result(ECONOMY), "modes", ECONOMY):
-        if m["mode"] == name:
-            return m
-    raise FigureError(f"{ECONOMY} has no mode {name!r}")
+    return find_row(ECONOMY, "modes", mode=name)
 
 
 def _mean(m: dict[str, Any], key: str) -> Decimal:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from figures import RESULTS, FigureError, dig, figure, num, result, source, table
+from figures import RESULTS, FigureError, dig, figure, find_row, num, result, source, table
 
 RATES = "llm_gpu_rates_h200.json"
 EMBED = "embed_gpu.json"
@@ -18,10 +18,7 @@ DEFAULT_GPU_MODE = "pipelined"  # biorag's encoder on a GPU (embed/st_pipeline.p
 
 
 def _rate_row(slots: int) -> dict[str, Any]:
-    for r in dig(result(RATES), "rows", RATES):
-        if r["slots"] == slots:
-            return r
-    raise FigureError(f"{RATES} has no row for {slots} slots")
+    return find_row(RATES, "rows", slots=slots)
 
 
 @figure("gpu-8b-rates")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from figures import dig, figure, num, result, table
+from figures import count, dig, figure, num, result, score_summary, table
 
 SHOW = {"claims": "claims (batched)"}
 
@@ -46,11 +46,6 @@ def questions(run: str) -> list[dict[str, Any]]:
 def stage_sum(stages: dict[str, Any], key: str, skip: Iterable[str] = ()) -> int:
     """``key`` summed over the stages not in ``skip``."""
     return sum(int(c.get(key) or 0) for s, c in stages.items() if s not in set(skip))
-
-
-def count(share: float, n: int) -> int:
-    """The number of questions a share of ``n`` stands for (accuracy 0.46 of 50: 23)."""
-    return round(share * n)
 
 
 def tokens(stats: dict[str, Any]) -> float:
@@ -301,15 +296,11 @@ def fast_none_share() -> str:
 
 def score_text(sc: dict[str, Any]) -> str:
     """A run's score in words: PubMedQA's accuracy and macro-F1, BioASQ's yes/no and factoid."""
-    if "yesno" in sc:
-        yn, fa = sc["yesno"], sc["factoid"]
-        return (
-            f"yes/no accuracy {yn['accuracy']:.2f} ({count(yn['accuracy'], yn['n'])}/"
-            f"{yn['n']}); factoid strict {count(fa['strict_accuracy'], fa['n'])}/{fa['n']}"
-        )
-    return (
-        f"accuracy {sc['accuracy']:.2f} ({count(sc['accuracy'], sc['n'])}/{sc['n']}), "
-        f"macro-F1 {sc['macro_f1']:.2f}"
+    return score_summary(
+        sc,
+        pubmedqa="accuracy {accuracy:.2f} ({correct}/{n}), macro-F1 {macro_f1:.2f}",
+        bioasq="yes/no accuracy {yesno[accuracy]:.2f} ({yesno_correct}/{yesno[n]}); "
+        "factoid strict {factoid_correct}/{factoid[n]}",
     )
 
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from figures import dig, figure, num, result, table
+from figures import count, dig, figure, num, result, score_summary, table
 from figures.fig_real_llm import (
-    count,
     methods,
     questions,
     score_text,
@@ -176,13 +175,12 @@ def _loop_tokens(ds: str, method: str) -> list[int]:
 
 
 def _loop_score(sc: dict[str, Any]) -> str:
-    if "yesno" not in sc:
-        return f"accuracy {sc['accuracy']:.2f} (macro-F1 {sc['macro_f1']:.2f})"
-    yn, fa = sc["yesno"], sc["factoid"]
-    return (
-        f"yes/no {yn['accuracy']:.2f} (macro-F1 {yn['macro_f1']:.2f}); factoid strict "
-        f"{fa['strict_accuracy']:.2f}, lenient {fa['lenient_accuracy']:.2f}, MRR "
-        f"{fa['mrr']:.2f}"
+    return score_summary(
+        sc,
+        pubmedqa="accuracy {accuracy:.2f} (macro-F1 {macro_f1:.2f})",
+        bioasq="yes/no {yesno[accuracy]:.2f} (macro-F1 {yesno[macro_f1]:.2f}); factoid strict "
+        "{factoid[strict_accuracy]:.2f}, lenient {factoid[lenient_accuracy]:.2f}, MRR "
+        "{factoid[mrr]:.2f}",
     )
 
 

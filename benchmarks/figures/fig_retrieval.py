@@ -11,7 +11,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
-from figures import FigureError, dig, family, figure, result, table
+from figures import FigureError, dig, family, figure, find_row, result, table
 
 QUALITY = "retrieval_quality.json"
 LONG = "long_chunks.json"
@@ -80,10 +80,7 @@ def ms(x: Any) -> str:
 
 
 def dataset(name: str) -> dict[str, Any]:
-    for r in dig(result(QUALITY), "results", QUALITY):
-        if r["dataset"] == name:
-            return r
-    raise FigureError(f"{QUALITY} has no dataset {name!r}")
+    return find_row(QUALITY, "results", dataset=name)
 
 
 def attempts(ds: str, pattern: str) -> list[dict[str, Any]]:
@@ -292,10 +289,7 @@ def bioasq_over_share() -> str:
 
 
 def speed_row(scale: str, stage: str) -> dict[str, Any]:
-    for r in dig(result(SPEED), "rows", SPEED):
-        if r["scale"] == scale and r["stage"] == stage:
-            return r
-    raise FigureError(f"{SPEED} has no row {scale!r} / {stage!r}")
+    return find_row(SPEED, "rows", scale=scale, stage=stage)
 
 
 @family("retrieval-speed")

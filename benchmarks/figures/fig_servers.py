@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from figures import FigureError, dig, figure, num, result, signed, source, table
+from figures import dig, figure, find_row, num, result, signed, source, table
 
 LABELS = "label_shares.json"
 SERVE = {"": "serve_load.json", "slots4": "serve_load_slots4.json",
@@ -169,10 +169,7 @@ def servers_milvus_quality() -> str:
 
 
 def _q(dataset: str, retriever: str) -> dict[str, Any]:
-    for r in dig(result(MILVUS_Q), "quality", MILVUS_Q):
-        if r["dataset"] == dataset and r["retriever"] == retriever:
-            return r
-    raise FigureError(f"{MILVUS_Q} has no {dataset} {retriever} row")
+    return find_row(MILVUS_Q, "quality", dataset=dataset, retriever=retriever)
 
 
 @figure("servers-milvus-bm25-s")

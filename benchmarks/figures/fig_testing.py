@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from figures import family, result
-from test_timings import table
+from figures.timing_tables import table
 
 
 @family("test_timings")

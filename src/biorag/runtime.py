@@ -145,13 +145,15 @@ class Runtime:
         if self._parent is not None:
             if self._exclusion is None:
                 return self._parent.searcher
-            from biorag.retrieve.exclusion import ExcludingSearcher
+            from biorag.retrieve.exclusion import CombinedExclusion, ExcludingSearcher, Exclusion
 
             inner = self._parent.searcher
-            if isinstance(inner, ExcludingSearcher):  # this child's exclusion replaces its own
+            exclusion: Exclusion = self._exclusion
+            if isinstance(inner, ExcludingSearcher):  # the parent's exclusion holds too
+                exclusion = CombinedExclusion(inner.exclusion, exclusion)
                 inner = inner.inner
             # a view typed as what it stands for: every method searches through it unaware
-            return cast("MultiSearcher", ExcludingSearcher(inner, self._exclusion))
+            return cast("MultiSearcher", ExcludingSearcher(inner, exclusion))
         with self._lock:
             self._check_open()
             if self._searcher is None:

@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 def test_a_run_names_its_scoring_and_commit_or_says_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, benchmarks_path: Path
 ) -> None:
-    monkeypatch.syspath_prepend(str(SCRIPTS))
     import figures
     from figures import fig_eval_floor
 

@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.docs.bench_imports import benchmarks_on_path
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "render_docs.py"
 
 
 @pytest.fixture
-def rd(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+def rd(benchmarks_path: Path) -> Any:
+    """``benchmarks/render_docs.py`` imported, with every figure module loaded (and all of it
+    dropped from ``sys.path`` and ``sys.modules`` afterwards: ``benchmarks_path``)."""
     import figures
     import render_docs
 
@@ -29,8 +31,9 @@ def rd(monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_the_docs_equal_their_result_files() -> None:
     r = subprocess.run([sys.executable, str(SCRIPT), "--check", "--json"], capture_output=True,
                        text=True, cwd=REPO, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
-    assert r.returncode == 0 and report["ok"], r.stderr
+    assert report["ok"], report
     assert report["rendered"] > 0
 
 
@@ -95,3 +98,17 @@ def test_a_hand_typed_table_or_a_missing_file_fails(
     errors = rd.run(check=True, docs=["docs/benchmarks.md"]).errors
     assert errors == ["docs/benchmarks.md: figure:test-x is never closed (<!-- /figure:test-x -->)"]
     figures.result.cache_clear()
+
+
+def test_importing_the_renderer_leaves_sys_path_and_modules_as_they_were() -> None:
+    path = sys.path[:]
+    with benchmarks_on_path():
+        import figures
+        import render_docs
+
+        figures.load_all()
+        assert render_docs.figures is figures and "figures.fig_scaling" in sys.modules
+        # the figure modules import their helpers from figures/, not from the bench scripts
+        assert not {"bench_llm_sizing", "test_timings", "_bench"} & set(sys.modules)
+    assert sys.path == path
+    assert not {"figures", "render_docs", "figures.fig_scaling"} & set(sys.modules)

@@ -4,7 +4,8 @@ on the whole test set, and MIRAGE's ``evaluate.py`` as a script on all five subs
 ``evaluate`` and ``locate_answer`` in process, for every digit). The predictions mix right,
 wrong, unanswered and unparsed answers, so the edge cases where ``official`` and ``biorag``
 scoring part are in the comparison. The BioASQ jar: tests/eval/test_official_bioasq.py.
-Skipped without ../shared."""
+Skipped without ../shared; failed instead where BIORAG_REQUIRE_OFFICIAL=1 (CI) and ../shared is
+there but its evaluators are not."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from biorag.embed.windows import mismatch_hint
 from biorag.errors import REBUILD_INDEX, BioragError, DamagedFileError, IndexMismatchError, reading
 from biorag.retrieve.bm25 import BM25Index
 from biorag.retrieve.dense import DenseIndex
-from biorag.retrieve.exclusion import DocExclusion
+from biorag.retrieve.exclusion import Exclusion
 from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 from biorag.retrieve.index import read_manifest, search_backend
 from biorag.retrieve.milvus_index import MilvusIndex
@@ -35,6 +35,9 @@ RETRIEVERS = ("bm25", "dense", "hybrid")
 LEVELS = ("chunk", "doc")
 
 log = logging.getLogger(__name__)
+
+#: the deepest ranking a search asks for when excluded hits leave it short: Milvus's top-k limit
+MAX_DEPTH = 16_384
 
 
 @dataclass
@@ -173,7 +176,7 @@ class Searcher:
         k: int = 10,
         retriever: str = "hybrid",
         level: str = "chunk",
-        exclude: DocExclusion | None = None,
+        exclude: Exclusion | None = None,
     ) -> list[list[Passage]]:
         """Top ``k`` chunks (or documents: each document's best chunk) for each query.
 
@@ -186,6 +189,7 @@ class Searcher:
         depth = max(2 * k, 50) if level == "chunk" else max(10 * k, 100)
         out: list[list[Passage]] = [[] for _ in queries]
         todo = list(range(len(queries)))
+        limit: int | None = None  # how deep a deeper search may go (:meth:`_depth_limit`)
         while todo:
             rankings = self._rank([queries[i] for i in todo], depth, retriever)
             found = self._found(rankings)
@@ -195,11 +199,20 @@ class Searcher:
                                                         exclude)  # fmt: skip
                 out[qi] = passages
                 if len(passages) < k and lost and len(ranking) >= depth:
-                    short.append(qi)  # excluded hits left out, the index has more: deeper
-                elif exclude is not None:
+                    limit = self._depth_limit() if limit is None else limit
+                    if depth < limit:
+                        short.append(qi)  # excluded hits left out, the index has more: deeper
+                        continue
+                if exclude is not None:
                     exclude.count(excluded)
-            todo, depth = short, depth * 4
+            todo, depth = short, min(depth * 4, limit or MAX_DEPTH)
         return out
+
+    def _depth_limit(self) -> int:
+        """The deepest ranking a search that lost hits to an exclusion asks for: the index's
+        chunks (no deeper ranking holds more), and never more than :data:`MAX_DEPTH`."""
+        with self._reading_store():
+            return min(self.store.count_chunks(), MAX_DEPTH)
 
     def _found(self, rankings: list[list[Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The chunks the hits of ``rankings`` name and their documents."""
@@ -218,7 +231,7 @@ class Searcher:
         k: int,
         level: str,
         retriever: str,
-        exclude: DocExclusion | None,
+        exclude: Exclusion | None,
     ) -> tuple[list[Passage], list[str], bool]:
         """``(the top k passages of ranking, the excluded ids met among them, whether excluded
         hits were left out)``: hits of chunks removed since the indexes were loaded, of
@@ -240,7 +253,7 @@ class Searcher:
             key = exclude.key_of(doc.id, doc.source_id) if exclude is not None else None
             if key is not None:
                 excluded.append(key)
-                if exclude is not None and exclude.drop:
+                if exclude is not None and exclude.drops(key):
                     lost = True
                     continue
             passages.append(
@@ -325,7 +338,7 @@ class MultiSearcher:
         retriever: str = "hybrid",
         level: str = "chunk",
         corpora: list[str] | None = None,
-        exclude: DocExclusion | None = None,
+        exclude: Exclusion | None = None,
     ) -> list[list[Passage]]:
         """Top ``k`` of each corpus for each query, merged rank by rank (rank 1 of every corpus,
         then rank 2, ...) and renumbered; ``corpora`` limits the search to the named corpora;
