@@ -103,7 +103,7 @@ def test_a_retried_failure_is_the_runners_and_the_later_record_counts(
     [
         ("missing", "predictions.jsonl: no prediction by closed-book for question 103"),
         ("repeated", "predictions.jsonl:7: question 101 is predicted by closed-book a second"),
-        ("unknown", "predictions.jsonl:3: question 999 is not a question of the --data"),
+        ("unknown", "predictions.jsonl:3: question 999 is not a question of the dataset"),
         ("not json", "predictions.jsonl:2: not a JSON record"),
         ("no id", "predictions.jsonl:4: the record has no question_id"),
     ],
@@ -126,6 +126,7 @@ def test_bad_records_are_one_line_naming_file_line_and_id(
         path.write_text("\n".join([lines[0], lines[1][:20], *lines[2:]]) + "\n")
     line = _error(_score(cli, pubmedqa, path, "--json"))
     assert line.startswith("error: ") and found in line, line
+    assert line.endswith("(option --predictions)"), line  # the CLI names its option
 
 
 def test_an_absent_method_is_named(cli, tmp_path, pubmedqa) -> None:

@@ -89,7 +89,7 @@ def read_predictions_file(
     method's records of a JSON Lines file, or the name of a submission."""
     path = Path(path)
     if not path.is_file():
-        raise BioragError(f"--predictions {path} does not exist", param="predictions")
+        raise BioragError(f"predictions file {path} does not exist", param="predictions")
     raw = path.read_text(encoding="utf-8", errors="replace")
     if not raw.strip():
         raise BioragError(f"{path} is empty; pass {SHAPES}", param="predictions")
@@ -123,8 +123,8 @@ def read_predictions_file(
             by = f" by {m}" if shape == "jsonl" else ""
             raise BioragError(
                 f"{path}: no prediction{by} for question {missing[0]} ({len(missing)} of "
-                f"{len(items)} questions have none); predict every question of the --data and "
-                "--split given, or narrow them to the questions predicted",
+                f"{len(items)} questions have none); predict every question of the dataset and "
+                "split given, or narrow them to the questions predicted",
                 param="predictions",
             )
     return PredictionsFile(path, shape, methods, records)
@@ -132,7 +132,7 @@ def read_predictions_file(
 
 def _unknown(where: str, qid: str) -> BioragError:
     return BioragError(
-        f"{where}: question {qid} is not a question of the --data and --split given; predict "
+        f"{where}: question {qid} is not a question of the dataset and split given; predict "
         "only their questions (or pass the data the predictions were made on)",
         param="predictions",
     )
