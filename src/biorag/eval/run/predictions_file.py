@@ -11,7 +11,8 @@ Three shapes are read:
   (``{pmid: "yes"|"no"|"maybe"}``);
 * a BioASQ Task B system response ``{"questions": [{id, exact_answer, documents,
   snippets}]}``: the exact answer as the prediction (none given: unanswered), the documents as
-  PMIDs (the URLs' last part), the snippets with their offsets as given.
+  PMIDs (the URLs' last part), the snippets with their offsets as given (a question without
+  any, in a submission that gives snippets elsewhere, as none found: the evaluator's reading).
 
 A submission in the last two shapes is one method, named by ``method`` (default: the file's
 name). Every question must have exactly one prediction per method: an id that is no question's,
@@ -231,4 +232,7 @@ def _bioasq(
         if isinstance(q.get("snippets"), list):
             rec["snippets"] = [s for s in map(official_snippet, q["snippets"]) if s is not None]
         out[qid] = rec
+    if any("snippets" in rec for rec in out.values()):  # a phase A submission: the evaluator
+        for rec in out.values():  # scores a question answered without snippets as none found
+            rec.setdefault("snippets", [])
     return list(out.values())
