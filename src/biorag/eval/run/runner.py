@@ -58,7 +58,7 @@ from biorag.eval.run.setup import (
     load_questions,
     mask_questions,
 )
-from biorag.eval.run.source_docs import check_policy, source_exclusion
+from biorag.eval.run.source_docs import check_policy, policy_effect, source_exclusion
 from biorag.executor.base import settings_for_workers
 from biorag.llm.shared import SharedLLM
 from biorag.runtime import Runtime
@@ -187,11 +187,13 @@ async def arun_eval(
         judge_model, judge_note = open_judge(
             settings, items, judge, backend=judge_backend, answering=shared
         )
+        # recorded where it changes something: a resume under a policy that does the same runs
+        changes = bool(index_paths) and policy_effect(source_docs, items) is not None
         run = {
             "dataset": dataset, "data_path": data_path, "split": split, "setting": setting,
             "index_paths": index_paths, "methods": methods, "method_options": method_options,
             "effective": effective, "mask_entities": mask_entities, "limit": limit,
-            "source_docs": source_docs if index_paths else None,
+            "source_docs": source_docs if changes else None,
         }  # fmt: skip
         dir_lock = claim_run_dir(out, settings, shared, run, items, skipped, loaded)
         summary, pending = _plan(out, items, methods, retry_errors, skipped)

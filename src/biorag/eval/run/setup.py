@@ -128,8 +128,9 @@ def claim_run_dir(
     """Lock ``out`` (a second run into it is refused before it touches anything), then check
     ``run.json`` against this run (a resume must match) or write it. ``run`` holds the
     arguments :func:`~biorag.eval.run.config.run_config` records, plus ``limit``,
-    ``mask_entities`` and ``source_docs`` (the policy; None without an index). The caller
-    releases the lock."""
+    ``mask_entities`` and ``source_docs`` (the policy; None without an index or where it
+    changes nothing for ``items``: :func:`~biorag.eval.run.source_docs.policy_effect`). The
+    caller releases the lock."""
     lock = RunDirLock(out)
     try:
         config = run_config(
@@ -153,7 +154,7 @@ def claim_run_dir(
             "skipped_by_kind": summarize_skips(skipped).by_kind,
             "dataset_info": dict(getattr(loaded, "info", {}) or {}),
         }
-        check_or_write_run_config(out, config, extra)
+        check_or_write_run_config(out, config, extra, items)
     except BaseException:
         lock.release()
         raise
