@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import subprocess
 import sys
 
@@ -30,6 +32,32 @@ def test_metrics_record_the_scoring_commit_and_command(mode, monkeypatch):
     assert m["scoring"] == mode
     assert m["commit"] == source_commit()
     assert m["command"] == "biorag eval --out 'run dir'"
+
+
+def test_the_command_is_written_without_credentials(monkeypatch):
+    monkeypatch.setattr(sys, "argv", [
+        "/venv/bin/biorag", "eval", "--out", "run", "--llm-base-url",
+        "http://alice:s3cret@llm.lan:8080/v1", "--judge-url=https://bob:pw@judge.lan/v1",
+        "--method-options", '{"iprar": {"reasoning_model": {"base_url": '
+        '"http://carol:hunter2@r.lan/v1", "api_key": "sk-123456"}, "max_tokens": 64}}',
+        "--api-token", "tok-987654", "--max-tokens", "512",
+    ])  # fmt: skip
+    m = run_metrics("pubmedqa", "test", None, [_item()], [_record()], ["closed-book"])
+    for secret in ("alice", "s3cret", "bob", ":pw@", "carol", "hunter2", "sk-123456", "tok-987654"):
+        assert secret not in m["command"], secret
+    argv = shlex.split(m["command"])
+    options = json.loads(argv[8])
+    assert argv[:8] + argv[9:] == [
+        "biorag", "eval", "--out", "run", "--llm-base-url", "http://***@llm.lan:8080/v1",
+        "--judge-url=https://***@judge.lan/v1", "--method-options", "--api-token", "***",
+        "--max-tokens", "512",
+    ]  # fmt: skip
+    assert options == {
+        "iprar": {
+            "reasoning_model": {"base_url": "http://***@r.lan/v1", "api_key": "***"},
+            "max_tokens": 64,
+        }
+    }
 
 
 def test_the_commit_is_this_checkouts():

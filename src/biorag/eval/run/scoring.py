@@ -27,6 +27,7 @@ from biorag.corpus.datasets.base import QAItem
 from biorag.eval.judging import five_point
 from biorag.eval.run.records import answer_sha256, judged_text, judgment_key, latest_records
 from biorag.llm.accounting import StageStats
+from biorag.util.secrets import mask_argv
 
 log = logging.getLogger("biorag.eval")
 
@@ -356,7 +357,9 @@ def source_commit() -> str | None:
 
 
 def command_line() -> str | None:
-    """The command of this process as typed (``biorag eval ...``); None without one."""
+    """The command of this process as typed (``biorag eval ...``), its credentials masked
+    (:func:`~biorag.util.secrets.mask_argv`: a URL's ``user:password@``, a secret option's
+    value); None without one."""
     if not sys.argv or not sys.argv[0]:
         return None
-    return shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    return shlex.join([Path(sys.argv[0]).name, *mask_argv(sys.argv[1:])])
