@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -30,7 +31,7 @@ def test_metrics_record_the_scoring_commit_and_command(mode, monkeypatch):
     m = run_metrics("pubmedqa", "test", None, [_item()], [_record()], ["closed-book"],
                     scoring=mode)  # fmt: skip
     assert m["scoring"] == mode
-    assert m["commit"] == source_commit()
+    assert m["commit"] is None or re.fullmatch(r"[0-9a-f]{7,}(-dirty)?", m["commit"])
     assert m["command"] == "biorag eval --out 'run dir'"
 
 
@@ -68,6 +69,39 @@ def test_the_commit_is_this_checkouts():
         pytest.skip("biorag does not run from a git checkout here")
     got = source_commit()
     assert got is not None and got.removesuffix("-dirty") == head.stdout.strip()
+
+
+def _git(status: str):
+    """A git whose checkout is at abc1234 and whose ``status --porcelain`` prints ``status``,
+    its untracked files (``??``) only when they are asked for, as git does."""
+
+    def run(args, **kwargs):
+        out = {"rev-parse": "abc1234\n", "ls-files": "__init__.py\n"}.get(args[1], "")
+        if args[1] == "status":
+            hidden = "--untracked-files=no" in args
+            out = "".join(ln for ln in status.splitlines(True) if not (hidden and ln[:2] == "??"))
+        return subprocess.CompletedProcess(args, 0, stdout=out, stderr="")
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("status", "commit"),
+    [
+        ("", "abc1234"),
+        (" M eval/run/scoring.py\n", "abc1234-dirty"),
+        ("?? eval/run/new_module.py\n", "abc1234-dirty"),
+    ],
+    ids=["clean", "changed", "untracked"],
+)
+def test_a_changed_or_untracked_source_is_dirty(monkeypatch, status, commit):
+    source_commit.cache_clear()
+    monkeypatch.setattr(scoring.subprocess, "run", _git(status))
+    try:
+        assert source_commit() == commit
+        assert re.fullmatch(r"[0-9a-f]{7,}(-dirty)?", commit)
+    finally:
+        source_commit.cache_clear()
 
 
 def test_no_git_no_commit(monkeypatch):

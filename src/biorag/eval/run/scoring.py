@@ -337,8 +337,9 @@ def run_metrics(
 @functools.cache
 def source_commit() -> str | None:
     """The short commit of the git checkout biorag runs from, ``-dirty`` appended when its
-    ``src/biorag`` differs from that commit; None outside a checkout that tracks biorag's
-    source (an installed wheel, even one inside another repository) or without git."""
+    ``src/biorag`` differs from that commit (a changed file, or an untracked one git does not
+    ignore); None outside a checkout that tracks biorag's source (an installed wheel, even one
+    inside another repository) or without git."""
     src = Path(__file__).resolve().parents[2]  # .../src/biorag
 
     def git(*args: str) -> str | None:
@@ -352,7 +353,7 @@ def source_commit() -> str | None:
     commit = git("rev-parse", "--short", "HEAD")
     if not commit or not git("ls-files", "--", "__init__.py"):  # not biorag's own checkout
         return None
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    changed = git("status", "--porcelain", "--untracked-files=normal", "--", ".")
     return f"{commit}-dirty" if changed else commit
 
 
