@@ -384,9 +384,11 @@ async def arejudge_run(
         judged,
         wall_s=time.perf_counter() - started,
     )
-    # what the run's answering found (leakage guards, masking) stands: a judge does not change it
+    # what the run's answering found (leakage guards, masking) and the command and commit that
+    # answered it stand: a judge does not change them; it says who judged (judged_by)
     before = read_json(out / METRICS_FILE) if (out / METRICS_FILE).is_file() else {}
-    for key in ("kg_overlap", "source_exclusion", "masking"):
+    metrics["judged_by"] = {"command": metrics["command"], "commit": metrics["commit"]}
+    for key in ("kg_overlap", "source_exclusion", "masking", "command", "commit"):
         if key in before:
             metrics[key] = before[key]
     write_json_atomic(out / METRICS_FILE, metrics)

@@ -304,7 +304,8 @@ def run_metrics(
     the wall-clock seconds of the command that wrote the file (this invocation; a resumed run
     counts only its own part; each record has its own ``seconds``). ``scoring``, ``commit``
     (:func:`source_commit`) and ``command`` say how, from which source and by which command the
-    file was written: a run scored again (``biorag eval judge``, a resume) records the later.
+    file was written: a resumed run records the later (``biorag eval judge`` keeps the run's
+    and adds its own as ``judged_by``).
     """
     scorer = dataset_scorer()
     if scorer is not None:
