@@ -327,7 +327,8 @@ def test_rejudge_an_existing_run_with_another_judge(tmp_path, data, monkeypatch)
     # what answering found (a leakage guard's block) is no judge's to drop
     found = json.loads((out / "metrics.json").read_text())
     guard = {"policy": "exclude", "hits": 3, "note": "Source documents: 3 removed."}
-    answered = {"command": "biorag eval --out run", "commit": "abc1234"}  # nor who answered
+    # nor who answered it, nor how it was scored
+    answered = {"command": "biorag eval --out run", "commit": "abc1234", "scoring": "biorag"}
     (out / "metrics.json").write_text(json.dumps({**found, "source_exclusion": guard,
                                                   **answered}))  # fmt: skip
     st = make_settings(tmp_path)

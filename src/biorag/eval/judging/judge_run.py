@@ -374,6 +374,7 @@ async def arejudge_run(
     judged = judged_blocks(
         items, records, read_judgments(out / JUDGMENTS_FILE), methods, judge.model_id, stats.note
     )
+    before = read_json(out / METRICS_FILE) if (out / METRICS_FILE).is_file() else {}
     metrics = run_metrics(
         dataset,
         split,
@@ -383,10 +384,10 @@ async def arejudge_run(
         methods,
         judged,
         wall_s=time.perf_counter() - started,
+        scoring=str(before.get("scoring") or "official"),  # scored as the run was
     )
     # what the run's answering found (leakage guards, masking) and the command and commit that
     # answered it stand: a judge does not change them; it says who judged (judged_by)
-    before = read_json(out / METRICS_FILE) if (out / METRICS_FILE).is_file() else {}
     metrics["judged_by"] = {"command": metrics["command"], "commit": metrics["commit"]}
     for key in ("kg_overlap", "source_exclusion", "masking", "command", "commit"):
         if key in before:
