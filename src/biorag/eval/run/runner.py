@@ -208,8 +208,8 @@ async def arun_eval(
                                              tally.add)  # fmt: skip
                     summary.executor = executor.stats()
                 else:
-                    await _answer_all(pending, base, (method_options, source_docs),
-                                      out / PREDICTIONS_FILE, concurrency, tally)  # fmt: skip
+                    await _answer_all(pending, base, method_options, out / PREDICTIONS_FILE,
+                                      concurrency, tally, source_docs=source_docs)  # fmt: skip
             finally:
                 bar.close()
             tally.raise_if_stopped()
@@ -332,15 +332,16 @@ class _Tally:
 async def _answer_all(
     pending: list[tuple[str, QAItem]],
     base: Runtime,
-    how: tuple[dict[str, dict[str, Any]], str],
+    method_options: dict[str, dict[str, Any]],
     path: Path,
     concurrency: int,
     tally: _Tally,
+    *,
+    source_docs: str,
 ) -> None:
-    """Answer ``pending`` on ``base``, ``how``: (the methods' options, the source-docs
-    policy)."""
+    """Answer ``pending`` on ``base`` with the methods' options, leaving out what the
+    ``source_docs`` policy says (:mod:`.source_docs`)."""
     queue = iter(pending)
-    method_options, source_docs = how
 
     async def worker(writer: PredictionWriter) -> None:
         for method, item in queue:
