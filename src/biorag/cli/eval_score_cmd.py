@@ -9,19 +9,27 @@ from typing import Any
 import typer
 
 from biorag.cli.common import emit_json, handle_errors
-from biorag.errors import BioragError
 
 
 @handle_errors
 def score(
     dataset: str = typer.Option(..., "--dataset", help="benchmark name (pubmedqa, bioasq, ...)"),
     data: Path = typer.Option(..., "--data", help="the dataset file or folder"),
-    split: str = typer.Option(None, "--split", help="e.g. test (PubMedQA's 500 test questions)"),
+    split: str = typer.Option(
+        None, "--split", help="e.g. test (PubMedQA's 500 test questions); a run's: its own"
+    ),
+    setting: str = typer.Option(
+        None, "--setting", help="the loader's setting (a run's: its own), e.g. open"
+    ),
+    limit: int = typer.Option(
+        None, "--limit", help="only the first N questions (a run's: its own --limit)"
+    ),
     predictions: Path = typer.Option(
         ...,
         "--predictions",
-        help="biorag's predictions.jsonl, a JSON {question_id: prediction} (PubMedQA's "
-        '{pmid: "yes"|"no"|"maybe"}) or a BioASQ submission {"questions": [...]}',
+        help="biorag's predictions.jsonl (a run directory's: scored on the run's questions), a "
+        'JSON {question_id: prediction} (PubMedQA\'s {pmid: "yes"|"no"|"maybe"}) or a BioASQ '
+        'submission {"questions": [...]}',
     ),
     method: str = typer.Option(
         None,
@@ -38,35 +46,28 @@ def score(
 ) -> None:
     """Score a predictions file against a benchmark without answering anything.
 
-    Every question of --data (and --split) needs one prediction per method; a missing,
-    repeated or unknown question id is an error naming it, and nothing is scored.
+    Every question of --data (with --split, --setting and --limit) needs one prediction per
+    method; a missing, repeated or unknown question id is an error naming it, and nothing is
+    scored. A run directory's predictions.jsonl is scored on the run's questions: its split,
+    setting and limit, less the questions it left out (--exclude-overlap).
     """
     # lazy: the dataset loaders and the measures, only for this command
-    from biorag.corpus.datasets import canonical_name, load_dataset
-    from biorag.eval.metrics import score_dataset
-    from biorag.eval.metrics.official import check_scoring
-    from biorag.eval.run.predictions_file import read_predictions_file
-    from biorag.eval.run.scoring import prediction_entry
+    from biorag.eval.run.score_file import score_predictions_file
 
-    check_scoring(scoring)
-    if not Path(data).exists():
-        raise BioragError(f"--data {data} does not exist")
-    name = canonical_name(dataset)
-    items = list(load_dataset(name, Path(data), split=split).items)
-    if not items:
-        raise BioragError(f"{dataset} at {data} gave no questions (split={split!r})")
-    read = read_predictions_file(predictions, items, method=method)
-    scores = {}
-    for m in read.methods:
-        preds = {r["question_id"]: prediction_entry(r) for r in read.records if r["method"] == m}
-        scores[m] = score_dataset(name, items, preds, scoring=scoring)
+    out = score_predictions_file(dataset, data, predictions, split=split, setting=setting,
+                                 limit=limit, method=method, scoring=scoring)  # fmt: skip
     if as_json:
-        emit_json({"dataset": name, "data": str(data), "split": split, "scoring": scoring,
-                   "predictions": str(predictions), "shape": read.shape, "n_items": len(items),
-                   "methods": scores})  # fmt: skip
+        emit_json(out)
         return
-    typer.echo(f"{predictions}: {len(items)} questions of {name}, scoring {scoring}", err=True)
-    for m, s in scores.items():
+    run = ""
+    if out["run"] is not None:
+        run = f" (the run's; {out['excluded']} it left out)" if out["excluded"] else " (the run's)"
+    typer.echo(
+        f"{out['predictions']}: {out['n_items']} questions of {out['dataset']}{run}, scoring "
+        f"{out['scoring']}",
+        err=True,
+    )
+    for m, s in out["methods"].items():
         typer.echo(m)
         for key, value in _measures(s):
             typer.echo(f"  {key:34s} {value}")

@@ -91,7 +91,7 @@ def read_predictions_file(
     path = Path(path)
     if not path.is_file():
         raise BioragError(f"predictions file {path} does not exist", param="predictions")
-    raw = path.read_text(encoding="utf-8", errors="replace")
+    raw = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM is no JSON
     if not raw.strip():
         raise BioragError(f"{path} is empty; pass {SHAPES}", param="predictions")
     try:

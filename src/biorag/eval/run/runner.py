@@ -194,6 +194,7 @@ async def arun_eval(
             "index_paths": index_paths, "methods": methods, "method_options": method_options,
             "effective": effective, "mask_entities": mask_entities, "limit": limit,
             "source_docs": source_docs if changes else None,
+            "overlap_excluded": overlap_check.overlapping if overlap == "exclude" else [],
         }  # fmt: skip
         dir_lock = claim_run_dir(out, settings, shared, run, items, skipped, loaded)
         summary, pending = _plan(out, items, methods, retry_errors, skipped)
