@@ -355,6 +355,24 @@ def test_rejudge_an_existing_run_with_another_judge(tmp_path, data, monkeypatch)
         rejudge_run(st, out, data_path=tmp_path / "nope.json", backend=second, loader=loader)
 
 
+def test_rejudge_a_run_that_left_questions_out(tmp_path, data):
+    """A run whose knowledge-graph guard left a question out (run.json's overlap_excluded) is
+    judged on its own questions, not refused for the data's larger count."""
+    out = tmp_path / "run"
+    run(tmp_path, data, out, judge="off")
+    extra = {"id": "c9", "dataset": "biocdqa", "question": "Left out?", "gold": "It was.",
+             "question_type": "summary"}  # fmt: skip
+    data.write_text(json.dumps([*ITEMS, extra]))
+    cfg = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**cfg, "overlap_excluded": ["c9"]}))
+    first = judge_backend({"ANS-1": 4, "ANS-2": 4, "ANS-3": 4}, model="j1")
+    metrics, stats = rejudge_run(make_settings(tmp_path), out, backend=first, loader=loader)
+    assert stats.judged_now == 3 and metrics["n_items"] == 4
+    (out / "run.json").write_text(json.dumps(cfg))  # not recorded: the counts differ
+    with pytest.raises(BioragError, match=r"gave 5 questions but the run in .* had 4"):
+        rejudge_run(make_settings(tmp_path), out, backend=first, loader=loader)
+
+
 def test_a_torn_last_judgment_is_repaired_and_judged_again(tmp_path, data, caplog):
     out = tmp_path / "run"
     run(tmp_path, data, out, judge_backend=judge_backend({"ANS-1": 5, "ANS-2": 2, "ANS-3": 4}))

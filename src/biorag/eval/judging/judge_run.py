@@ -39,6 +39,7 @@ from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval.judging import five_point
+from biorag.eval.run.questions import read_run_scope, run_questions
 from biorag.eval.run.records import (
     JUDGMENTS_FILE,
     METRICS_FILE,
@@ -356,13 +357,8 @@ async def arejudge_run(
         loader = load_dataset
     split, setting = cfg.get("split"), cfg.get("setting")
     loaded = loader(dataset, path, split=split, setting=setting, limit=cfg.get("limit"))
-    items: list[QAItem] = list(loaded.items)
-    if cfg.get("n_items") is not None and len(items) != cfg["n_items"]:
-        raise BioragError(
-            f"{path} gave {len(items)} questions but the run had {cfg['n_items']}; give the data "
-            "the run was made from",
-            param="data",
-        )
+    # the run's questions: those its knowledge-graph guard left out stay out
+    items: list[QAItem] = run_questions(read_run_scope(out), list(loaded.items), path)
     judge, note = open_judge(settings, items, "on", backend=backend)
     if judge is None:
         raise BioragError(f"nothing to judge in {out}: {note}")
