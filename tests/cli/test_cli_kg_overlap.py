@@ -97,6 +97,21 @@ def test_eval_on_the_questions_the_kg_was_built_from(cli, tmp_path):
     assert sorted(answered) == ["q0", "q1", "q2"]
     report = (tmp_path / "run_excluded" / "report.md").read_text()
     assert "3 questions went into kg and were left out" in report
+    run_json = tmp_path / "run_excluded" / "run.json"
+    assert json.loads(run_json.read_text())["overlap_excluded"] == ["q3", "q4", "q5"]
+    # scored again from its files: on the run's questions, the excluded ones left out again
+    score = ["eval", "score", "--dataset", "medmcqa", "--data", str(data), "--predictions",
+             "run_excluded/predictions.jsonl", "--json"]  # fmt: skip
+    scored = cli(*score)
+    assert scored.exit_code == 0, scored.output
+    got = json.loads(scored.stdout)
+    assert got["n_items"] == 3 and got["excluded"] == 3
+    assert got["methods"]["vectorgraphrag"] == metrics["methods"]["vectorgraphrag"]["scores"]
+    # a run recorded before run.json kept the ids: metrics.json shows all three
+    cfg = json.loads(run_json.read_text())
+    del cfg["overlap_excluded"]
+    run_json.write_text(json.dumps(cfg))
+    assert json.loads(cli(*score).stdout)["n_items"] == 3
 
     allowed = cli(*base, "--allow-overlap", "--out", "run_allowed", "--json")
     assert allowed.exit_code == 0, allowed.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,7 +17,7 @@ from biorag.errors import BioragError
 from biorag.eval.judging.judge_run import judge_answers, open_judge, rejudge_run
 from biorag.eval.run.records import answer_sha256, judged_text, read_judgments, read_predictions
 from biorag.eval.run.runner import run_eval
-from biorag.eval.run.scoring import ideal_answer
+from biorag.eval.run.scoring import ideal_answer, source_commit
 from biorag.llm.mock_backend import MockBackend
 from biorag.llm.shared import SharedLLM
 from biorag.methods.base import Answer, QAMethod
@@ -320,17 +321,25 @@ def test_the_judge_reuses_the_answering_backend_when_settings_are_the_same(tmp_p
     assert judge2.model_id == "mock:m2" and judge2.owns_backend
 
 
-def test_rejudge_an_existing_run_with_another_judge(tmp_path, data):
+def test_rejudge_an_existing_run_with_another_judge(tmp_path, data, monkeypatch):
     out = tmp_path / "run"
     run(tmp_path, data, out, judge="off")
     # what answering found (a leakage guard's block) is no judge's to drop
     found = json.loads((out / "metrics.json").read_text())
     guard = {"policy": "exclude", "hits": 3, "note": "Source documents: 3 removed."}
-    (out / "metrics.json").write_text(json.dumps({**found, "source_exclusion": guard}))
+    # nor who answered it, nor how it was scored
+    answered = {"command": "biorag eval --out run", "commit": "abc1234", "scoring": "biorag"}
+    (out / "metrics.json").write_text(json.dumps({**found, "source_exclusion": guard,
+                                                  **answered}))  # fmt: skip
     st = make_settings(tmp_path)
     first = judge_backend({"ANS-1": 5, "ANS-2": 5, "ANS-3": 5}, model="j1")
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/biorag", "eval", "judge", "--out", "run"])
     metrics, stats = rejudge_run(st, out, backend=first, loader=loader)
     assert metrics["source_exclusion"] == guard
+    assert {k: metrics[k] for k in answered} == answered
+    assert metrics["judged_by"] == {"command": "biorag eval judge --out run",
+                                    "commit": source_commit()}  # fmt: skip
+    assert json.loads((out / "metrics.json").read_text())["judged_by"] == metrics["judged_by"]
     assert stats.judged_now == 3 and metrics["methods"]["echo"]["judged"]["mean"] == 5.0
     on_disk = json.loads((out / "metrics.json").read_text())
     assert on_disk["methods"]["echo"]["judged"]["judge_model"] == "mock:j1"
@@ -344,6 +353,24 @@ def test_rejudge_an_existing_run_with_another_judge(tmp_path, data):
         rejudge_run(st, out, loader=loader)  # no judge model configured
     with pytest.raises(BioragError, match="give the run's dataset file"):
         rejudge_run(st, out, data_path=tmp_path / "nope.json", backend=second, loader=loader)
+
+
+def test_rejudge_a_run_that_left_questions_out(tmp_path, data):
+    """A run whose knowledge-graph guard left a question out (run.json's overlap_excluded) is
+    judged on its own questions, not refused for the data's larger count."""
+    out = tmp_path / "run"
+    run(tmp_path, data, out, judge="off")
+    extra = {"id": "c9", "dataset": "biocdqa", "question": "Left out?", "gold": "It was.",
+             "question_type": "summary"}  # fmt: skip
+    data.write_text(json.dumps([*ITEMS, extra]))
+    cfg = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**cfg, "overlap_excluded": ["c9"]}))
+    first = judge_backend({"ANS-1": 4, "ANS-2": 4, "ANS-3": 4}, model="j1")
+    metrics, stats = rejudge_run(make_settings(tmp_path), out, backend=first, loader=loader)
+    assert stats.judged_now == 3 and metrics["n_items"] == 4
+    (out / "run.json").write_text(json.dumps(cfg))  # not recorded: the counts differ
+    with pytest.raises(BioragError, match=r"gave 5 questions but the run in .* had 4"):
+        rejudge_run(make_settings(tmp_path), out, backend=first, loader=loader)
 
 
 def test_a_torn_last_judgment_is_repaired_and_judged_again(tmp_path, data, caplog):

@@ -202,3 +202,20 @@ def test_bioasq_map_above_one_for_more_than_ten_documents_as_the_jar_gives(
     got = score_dataset("bioasq", items, preds, scoring="official")
     assert float(jar["MAP documents"]) > 1
     assert differences(jar, got, BIOASQ_PHASE_A) == {}
+
+
+def test_a_question_submitted_without_snippets_scores_zero_as_the_jars(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The jar scores every question with gold snippets, one whose answer has no snippets as
+    none found (0); a prediction without a snippet list is scored so too, not left out."""
+    golden = shared_data / BIOASQ / BATCHES[0]
+    items, preds, submission = bioasq_run(golden)
+    for row in submission[::5]:
+        del row["snippets"]
+        del preds[row["id"]]["snippets"]
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps({"questions": submission}))
+    jar = bioasq_jar("-phaseA", golden, system)
+    got = score_dataset("bioasq", items, preds, scoring="official")
+    assert differences(jar, got, BIOASQ_PHASE_A) == {}

@@ -17,7 +17,7 @@ from biorag.errors import BioragError
 from biorag.eval.report.writer import write_report
 from biorag.eval.run.records import read_predictions
 from biorag.eval.run.runner import run_eval
-from biorag.eval.run.source_docs import exclusion_for, source_documents
+from biorag.eval.run.source_docs import exclusion_for, policy_effect, source_documents
 from biorag.retrieve.exclusion import DocExclusion
 from biorag.retrieve.index import IndexDir
 from biorag.retrieve.search import MultiSearcher, Searcher
@@ -150,7 +150,7 @@ def _loader(items):
     return load
 
 
-def _run(tmp_path, hash_embedder, index, out, methods, **kw):
+def _run(tmp_path, hash_embedder, index, out, methods, items=None, dataset="pubmedqa", **kw):
     settings = Settings.model_validate({
         "home": str(tmp_path / "home"),
         "llm": {"backend": "mock", "mock_script": "dry-run", "cache": False},
@@ -159,8 +159,8 @@ def _run(tmp_path, hash_embedder, index, out, methods, **kw):
     data = tmp_path / "data.jsonl"
     data.write_text("x\n")
     try:
-        return run_eval(settings, "pubmedqa", data, methods=methods, index_paths=[index],
-                        out_dir=out, loader=_loader(_items()), runtime=rt,
+        return run_eval(settings, dataset, data, methods=methods, index_paths=[index],
+                        out_dir=out, loader=_loader(items or _items()), runtime=rt,
                         concurrency=2, **kw)  # fmt: skip
     finally:
         rt.close()
@@ -215,3 +215,69 @@ def test_an_unknown_policy_is_one_line(tmp_path, hash_embedder):
     index = _index(tmp_path, hash_embedder, _docs())
     with pytest.raises(BioragError, match="source-docs policy must be one of exclude"):
         _run(tmp_path, hash_embedder, index, tmp_path / "r", ["retrieve-read"], source_docs="no")
+
+
+def _bioasq_items() -> list[QAItem]:
+    """BioASQ-like questions: gold documents (the retrieval target), none a source of theirs."""
+    return [
+        QAItem(id=f"b{i}", dataset="bioasq", question=f"Does {drug} reduce {disease}?",
+               options={"A": "yes", "B": "no"}, gold="A", question_type="yesno",
+               gold_docs=[f"8000{i}"])
+        for i, (drug, disease, _) in enumerate(TOPICS)
+    ]  # fmt: skip
+
+
+def _forget_policy(out: Path) -> None:
+    """run.json as biorag wrote it before it recorded a source-docs policy."""
+    cfg = json.loads((out / "run.json").read_text())
+    del cfg["source_docs"]
+    (out / "run.json").write_text(json.dumps(cfg))
+
+
+def test_a_run_from_before_the_policy_resumes_where_exclude_removes_nothing(
+    tmp_path, hash_embedder
+):
+    """An old run.json (no source_docs, an index) read as allow: where no question has a
+    source document of its own, the default exclude does the same and the run resumes; where
+    one has (PubMedQA), it does not; exclude-gold, leaving BioASQ's gold out, is refused."""
+    index = _index(tmp_path, hash_embedder, _docs())
+    out = tmp_path / "bioasq"
+    bioasq = {"items": _bioasq_items(), "dataset": "bioasq"}
+    _run(tmp_path, hash_embedder, index, out, ["retrieve-read"], **bioasq)
+    assert json.loads((out / "run.json").read_text())["source_docs"] is None  # nothing changed
+    _forget_policy(out)
+    s = _run(tmp_path, hash_embedder, index, out, ["retrieve-read"], **bioasq)
+    assert s.already_done == 3 and s.answered_now == 0
+    _run(tmp_path, hash_embedder, index, out, ["retrieve-read"], source_docs="allow", **bioasq)
+    with pytest.raises(BioragError, match=r"source_docs: None in run\.json, now 'exclude-gold'"):
+        _run(tmp_path, hash_embedder, index, out, ["retrieve-read"], source_docs="exclude-gold",
+             **bioasq)  # fmt: skip
+    # a run.json written with exclude before None was recorded for it resumes too
+    cfg = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**cfg, "source_docs": "exclude"}))
+    _run(tmp_path, hash_embedder, index, out, ["retrieve-read"], **bioasq)
+
+    pubmed = tmp_path / "pubmedqa"
+    _run(tmp_path, hash_embedder, index, pubmed, ["retrieve-read"], source_docs="allow")
+    _forget_policy(pubmed)
+    with pytest.raises(BioragError, match=r"source_docs: 'allow' in run\.json, now 'exclude'"):
+        _run(tmp_path, hash_embedder, index, pubmed, ["retrieve-read"])
+
+
+def test_exclude_and_exclude_gold_are_one_where_they_leave_out_the_same_ids(
+    tmp_path, hash_embedder
+):
+    """PubMedQA's gold document is its source: exclude-gold removes what exclude does, and a
+    run resumes under either; BioASQ's are not, and the two differ."""
+    index = _index(tmp_path, hash_embedder, _docs())
+    out = tmp_path / "run"
+    _run(tmp_path, hash_embedder, index, out, ["retrieve-read"])
+    s = _run(tmp_path, hash_embedder, index, out, ["retrieve-read"], source_docs="exclude-gold")
+    assert s.already_done == 3 and s.metrics["source_exclusion"]["policy"] == "exclude-gold"
+    assert json.loads((out / "run.json").read_text())["source_docs"] == "exclude-gold"
+    _run(tmp_path, hash_embedder, index, out, ["retrieve-read"])
+    assert policy_effect("exclude-gold", _items()) == "exclude"
+    assert policy_effect("exclude-gold", _bioasq_items()) == "exclude-gold"
+    assert policy_effect("exclude", _bioasq_items()) is None
+    assert policy_effect("allow", _bioasq_items()) is None
+    assert policy_effect("allow", _items()) == "allow"

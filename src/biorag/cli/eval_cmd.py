@@ -1,7 +1,8 @@
 """``biorag eval``: run methods on a benchmark (resumable), judge the answers, tabulate them.
 
 ``biorag eval`` answers and (``--judge``) judges; ``biorag eval judge`` judges an existing run
-again (another judge model, failed judge calls); ``biorag eval report`` writes the tables.
+again (another judge model, failed judge calls); ``biorag eval report`` writes the tables;
+``biorag eval score`` (:mod:`.eval_score_cmd`) scores a predictions file.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from biorag.cli import eval_score_cmd
 from biorag.cli.common import (
     RAY_ADDRESS_HELP,
     STATE,
@@ -22,7 +24,9 @@ from biorag.cli.common import (
 )
 from biorag.errors import BioragError
 from biorag.eval.judging.judge_run import rejudge_run
+from biorag.eval.run.near_duplicates import THRESHOLD
 from biorag.eval.run.records import METRICS_FILE, read_json
+from biorag.eval.run.source_docs import check_policy
 
 if TYPE_CHECKING:
     from biorag.eval.run.runner import EvalSummary
@@ -81,7 +85,7 @@ def run(
         help="leave out the questions whose answers went into a method's knowledge graph",
     ),
     overlap_threshold: float = typer.Option(
-        0.92,
+        THRESHOLD,
         "--overlap-threshold",
         help="cosine (bundled MiniLM) at which a question paraphrases one a method's knowledge "
         "graph was built from (refused, excluded or allowed as an exact repeat)",
@@ -165,11 +169,7 @@ def _checked_run_options(
         raise BioragError(f"--judge must be one of {', '.join(JUDGE_MODES)}, not {judge!r}")
     if allow_overlap and exclude_overlap:
         raise BioragError("pass --allow-overlap or --exclude-overlap, not both")
-    policies = ("exclude", "exclude-gold", "allow")  # biorag.eval.run.source_docs.POLICIES
-    if source_docs not in policies:
-        raise BioragError(
-            f"--source-docs must be one of {', '.join(policies)}, not {source_docs!r}"
-        )
+    check_policy(source_docs)  # before an executor starts
     names = _methods(methods)
     mopts = parse_json_option(method_options, "--method-options") or {}
     if not isinstance(mopts, dict) or not all(isinstance(v, dict) for v in mopts.values()):
@@ -321,74 +321,4 @@ def components(
         typer.echo(f"  {key}: skipped ({'; '.join(why)})", err=True)
 
 
-@app.command()
-@handle_errors
-def score(
-    dataset: str = typer.Option(..., "--dataset", help="benchmark name (pubmedqa, bioasq, ...)"),
-    data: Path = typer.Option(..., "--data", help="the dataset file or folder"),
-    split: str = typer.Option(None, "--split", help="e.g. test (PubMedQA's 500 test questions)"),
-    predictions: Path = typer.Option(
-        ...,
-        "--predictions",
-        help="biorag's predictions.jsonl, a JSON {question_id: prediction} (PubMedQA's "
-        '{pmid: "yes"|"no"|"maybe"}) or a BioASQ submission {"questions": [...]}',
-    ),
-    method: str = typer.Option(
-        None,
-        "--method",
-        help="only this method's records (predictions.jsonl), or the name of a submission "
-        "(default: the file's name)",
-    ),
-    scoring: str = typer.Option(
-        "official",
-        "--scoring",
-        help="official (each benchmark's own evaluator) | biorag (biorag's variants)",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="print the scores as JSON"),
-) -> None:
-    """Score a predictions file against a benchmark without answering anything.
-
-    Every question of --data (and --split) needs one prediction per method; a missing,
-    repeated or unknown question id is an error naming it, and nothing is scored.
-    """
-    # lazy: the dataset loaders and the measures, only for this command
-    from biorag.corpus.datasets import canonical_name, load_dataset
-    from biorag.eval.metrics import score_dataset
-    from biorag.eval.metrics.official import check_scoring
-    from biorag.eval.run.predictions_file import read_predictions_file
-    from biorag.eval.run.scoring import prediction_entry
-
-    check_scoring(scoring)
-    if not Path(data).exists():
-        raise BioragError(f"--data {data} does not exist")
-    name = canonical_name(dataset)
-    items = list(load_dataset(name, Path(data), split=split).items)
-    if not items:
-        raise BioragError(f"{dataset} at {data} gave no questions (split={split!r})")
-    read = read_predictions_file(predictions, items, method=method)
-    scores = {}
-    for m in read.methods:
-        preds = {r["question_id"]: prediction_entry(r) for r in read.records if r["method"] == m}
-        scores[m] = score_dataset(name, items, preds, scoring=scoring)
-    if as_json:
-        emit_json({"dataset": name, "data": str(data), "split": split, "scoring": scoring,
-                   "predictions": str(predictions), "shape": read.shape, "n_items": len(items),
-                   "methods": scores})  # fmt: skip
-        return
-    typer.echo(f"{predictions}: {len(items)} questions of {name}, scoring {scoring}", err=True)
-    for m, s in scores.items():
-        typer.echo(m)
-        for key, value in _measures(s):
-            typer.echo(f"  {key:34s} {value}")
-
-
-def _measures(scores: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """Every number of a scores block as (dotted name, value to 6 decimals)."""
-    out: list[tuple[str, str]] = []
-    for key, value in scores.items():
-        if isinstance(value, dict):
-            out += _measures(value, f"{prefix}{key}.")
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            shown = str(value) if isinstance(value, int) else f"{value:.6f}"
-            out.append((prefix + key, shown))
-    return out
+app.command(name="score")(eval_score_cmd.score)

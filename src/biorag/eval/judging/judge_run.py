@@ -39,6 +39,7 @@ from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval.judging import five_point
+from biorag.eval.run.questions import read_run_scope, run_questions
 from biorag.eval.run.records import (
     JUDGMENTS_FILE,
     METRICS_FILE,
@@ -356,13 +357,8 @@ async def arejudge_run(
         loader = load_dataset
     split, setting = cfg.get("split"), cfg.get("setting")
     loaded = loader(dataset, path, split=split, setting=setting, limit=cfg.get("limit"))
-    items: list[QAItem] = list(loaded.items)
-    if cfg.get("n_items") is not None and len(items) != cfg["n_items"]:
-        raise BioragError(
-            f"{path} gave {len(items)} questions but the run had {cfg['n_items']}; give the data "
-            "the run was made from",
-            param="data",
-        )
+    # the run's questions: those its knowledge-graph guard left out stay out
+    items: list[QAItem] = run_questions(read_run_scope(out), list(loaded.items), path)
     judge, note = open_judge(settings, items, "on", backend=backend)
     if judge is None:
         raise BioragError(f"nothing to judge in {out}: {note}")
@@ -374,6 +370,7 @@ async def arejudge_run(
     judged = judged_blocks(
         items, records, read_judgments(out / JUDGMENTS_FILE), methods, judge.model_id, stats.note
     )
+    before = read_json(out / METRICS_FILE) if (out / METRICS_FILE).is_file() else {}
     metrics = run_metrics(
         dataset,
         split,
@@ -383,10 +380,12 @@ async def arejudge_run(
         methods,
         judged,
         wall_s=time.perf_counter() - started,
+        scoring=str(before.get("scoring") or "official"),  # scored as the run was
     )
-    # what the run's answering found (leakage guards, masking) stands: a judge does not change it
-    before = read_json(out / METRICS_FILE) if (out / METRICS_FILE).is_file() else {}
-    for key in ("kg_overlap", "source_exclusion", "masking"):
+    # what the run's answering found (leakage guards, masking) and the command and commit that
+    # answered it stand: a judge does not change them; it says who judged (judged_by)
+    metrics["judged_by"] = {"command": metrics["command"], "commit": metrics["commit"]}
+    for key in ("kg_overlap", "source_exclusion", "masking", "command", "commit"):
         if key in before:
             metrics[key] = before[key]
     write_json_atomic(out / METRICS_FILE, metrics)

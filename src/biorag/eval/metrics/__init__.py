@@ -306,15 +306,19 @@ def score_dataset(
 
 
 def _score_snippets(pairs: list[tuple[QAItem, Any]], official: bool) -> dict[str, Any] | None:
-    """BioASQ's snippet measures (:mod:`.snippets`) over the questions with gold snippet
-    offsets whose answers were recorded with snippets (a run over an index), else ``None``.
-    Official scoring reads the gold offsets as the golden file gives them (every snippet, as
-    the evaluator does); biorag's the stripped texts' places (``gold_snippet_spans``)."""
+    """BioASQ's snippet measures (:mod:`.snippets`) over every question with gold snippet
+    offsets once any answer was recorded with snippets (a run over an index), else ``None``.
+    As the evaluator does, a question whose answer has no snippet list (missing, failed or
+    given none) counts as one that found none. Official scoring reads the gold offsets as the
+    golden file gives them (every snippet, as the evaluator does); biorag's the stripped
+    texts' places (``gold_snippet_spans``)."""
+    if not any(isinstance(e, dict) and "snippets" in e for _, e in pairs):
+        return None
     key = "gold_snippets_official" if official else "gold_snippet_spans"
     scored = [
-        (it.meta[key], e["snippets"])
+        (it.meta[key], (e.get("snippets") if isinstance(e, dict) else None) or [])
         for it, e in pairs
-        if it.meta.get(key) and isinstance(e, dict) and "snippets" in e
+        if it.meta.get(key)
     ]
     if not scored:
         return None

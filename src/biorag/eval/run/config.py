@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from biorag import __version__
 from biorag.config import RerankSettings, RetrievalSettings, Settings, masked_dict
+from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.eval.run.records import RUN_FILE, read_json
+from biorag.eval.run.source_docs import policy_effect
 from biorag.retrieve.index import read_manifest
 from biorag.util.files import write_json_atomic
 from biorag.util.secrets import mask_url
@@ -41,11 +44,15 @@ COMPARED_KEYS = (
 _NEWER_KEYS = ("effective_options", "mask_entities")
 
 
-def _recorded_value(old: dict[str, Any], key: str) -> Any:
+def _recorded_value(old: dict[str, Any], key: str, items: Sequence[QAItem] | None) -> Any:
     """``old[key]``, or what a run recorded before ``key`` existed did: it left no source
-    document out (``allow``) where it searched an index."""
-    if key == "source_docs" and key not in old:
-        return "allow" if old.get("indexes") else None
+    document out (``allow``) where it searched an index. With ``items`` (the run's questions)
+    a source-docs policy reads as what it does to them (:func:`.source_docs.policy_effect`):
+    ``allow`` and ``exclude`` alike change nothing where no question has its own source
+    document."""
+    if key == "source_docs":
+        value = old[key] if key in old else ("allow" if old.get("indexes") else None)
+        return value if items is None else policy_effect(value, items)
     return old.get(key)
 
 
@@ -139,13 +146,18 @@ def _same(old: Any, new: Any, defaults: Any) -> bool:
     return True
 
 
-def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """One line per compared key whose value differs."""
+def config_differences(
+    old: dict[str, Any], new: dict[str, Any], items: Sequence[QAItem] | None = None
+) -> list[str]:
+    """One line per compared key whose value differs; ``items``: the run's questions, which
+    tell which source-docs policies do the same (:func:`_recorded_value`)."""
     out = []
     for key in COMPARED_KEYS:
         if key in _NEWER_KEYS and key not in old:
             continue
-        a, b = _recorded_value(old, key), new.get(key)
+        a, b = _recorded_value(old, key, items), new.get(key)
+        if key == "source_docs" and items is not None:
+            b = policy_effect(b, items)
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
@@ -158,12 +170,18 @@ def config_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def check_or_write_run_config(out_dir: Path, config: dict[str, Any], extra: dict[str, Any]) -> None:
-    """Refuse a resume with other compared keys; else write ``run.json`` (config + extra)."""
+def check_or_write_run_config(
+    out_dir: Path,
+    config: dict[str, Any],
+    extra: dict[str, Any],
+    items: Sequence[QAItem] | None = None,
+) -> None:
+    """Refuse a resume with other compared keys; else write ``run.json`` (config + extra).
+    ``items``: the run's questions (:func:`config_differences`)."""
     path = out_dir / RUN_FILE
     if path.is_file():
         old = read_json(path)
-        diffs = config_differences(old, config)
+        diffs = config_differences(old, config, items)
         if diffs:
             raise BioragError(
                 f"{out_dir} holds a run with a different configuration ("

@@ -11,7 +11,8 @@ Three shapes are read:
   (``{pmid: "yes"|"no"|"maybe"}``);
 * a BioASQ Task B system response ``{"questions": [{id, exact_answer, documents,
   snippets}]}``: the exact answer as the prediction (none given: unanswered), the documents as
-  PMIDs (the URLs' last part), the snippets with their offsets as given.
+  PMIDs (the URLs' last part), the snippets with their offsets as given (a question without
+  any, in a submission that gives snippets elsewhere, as none found: the evaluator's reading).
 
 A submission in the last two shapes is one method, named by ``method`` (default: the file's
 name). Every question must have exactly one prediction per method: an id that is no question's,
@@ -89,8 +90,8 @@ def read_predictions_file(
     method's records of a JSON Lines file, or the name of a submission."""
     path = Path(path)
     if not path.is_file():
-        raise BioragError(f"--predictions {path} does not exist", param="predictions")
-    raw = path.read_text(encoding="utf-8", errors="replace")
+        raise BioragError(f"predictions file {path} does not exist", param="predictions")
+    raw = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM is no JSON
     if not raw.strip():
         raise BioragError(f"{path} is empty; pass {SHAPES}", param="predictions")
     try:
@@ -123,8 +124,8 @@ def read_predictions_file(
             by = f" by {m}" if shape == "jsonl" else ""
             raise BioragError(
                 f"{path}: no prediction{by} for question {missing[0]} ({len(missing)} of "
-                f"{len(items)} questions have none); predict every question of the --data and "
-                "--split given, or narrow them to the questions predicted",
+                f"{len(items)} questions have none); predict every question of the dataset and "
+                "split given, or narrow them to the questions predicted",
                 param="predictions",
             )
     return PredictionsFile(path, shape, methods, records)
@@ -132,7 +133,7 @@ def read_predictions_file(
 
 def _unknown(where: str, qid: str) -> BioragError:
     return BioragError(
-        f"{where}: question {qid} is not a question of the --data and --split given; predict "
+        f"{where}: question {qid} is not a question of the dataset and split given; predict "
         "only their questions (or pass the data the predictions were made on)",
         param="predictions",
     )
@@ -231,4 +232,7 @@ def _bioasq(
         if isinstance(q.get("snippets"), list):
             rec["snippets"] = [s for s in map(official_snippet, q["snippets"]) if s is not None]
         out[qid] = rec
+    if any("snippets" in rec for rec in out.values()):  # a phase A submission: the evaluator
+        for rec in out.values():  # scores a question answered without snippets as none found
+            rec.setdefault("snippets", [])
     return list(out.values())

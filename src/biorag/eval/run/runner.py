@@ -58,7 +58,7 @@ from biorag.eval.run.setup import (
     load_questions,
     mask_questions,
 )
-from biorag.eval.run.source_docs import check_policy, source_exclusion
+from biorag.eval.run.source_docs import check_policy, policy_effect, source_exclusion
 from biorag.executor.base import settings_for_workers
 from biorag.llm.shared import SharedLLM
 from biorag.runtime import Runtime
@@ -187,11 +187,14 @@ async def arun_eval(
         judge_model, judge_note = open_judge(
             settings, items, judge, backend=judge_backend, answering=shared
         )
+        # recorded where it changes something: a resume under a policy that does the same runs
+        changes = bool(index_paths) and policy_effect(source_docs, items) is not None
         run = {
             "dataset": dataset, "data_path": data_path, "split": split, "setting": setting,
             "index_paths": index_paths, "methods": methods, "method_options": method_options,
             "effective": effective, "mask_entities": mask_entities, "limit": limit,
-            "source_docs": source_docs if index_paths else None,
+            "source_docs": source_docs if changes else None,
+            "overlap_excluded": overlap_check.overlapping if overlap == "exclude" else [],
         }  # fmt: skip
         dir_lock = claim_run_dir(out, settings, shared, run, items, skipped, loaded)
         summary, pending = _plan(out, items, methods, retry_errors, skipped)
@@ -206,8 +209,8 @@ async def arun_eval(
                                              tally.add)  # fmt: skip
                     summary.executor = executor.stats()
                 else:
-                    await _answer_all(pending, base, (method_options, source_docs),
-                                      out / PREDICTIONS_FILE, concurrency, tally)  # fmt: skip
+                    await _answer_all(pending, base, method_options, out / PREDICTIONS_FILE,
+                                      concurrency, tally, source_docs=source_docs)  # fmt: skip
             finally:
                 bar.close()
             tally.raise_if_stopped()
@@ -330,15 +333,16 @@ class _Tally:
 async def _answer_all(
     pending: list[tuple[str, QAItem]],
     base: Runtime,
-    how: tuple[dict[str, dict[str, Any]], str],
+    method_options: dict[str, dict[str, Any]],
     path: Path,
     concurrency: int,
     tally: _Tally,
+    *,
+    source_docs: str,
 ) -> None:
-    """Answer ``pending`` on ``base``, ``how``: (the methods' options, the source-docs
-    policy)."""
+    """Answer ``pending`` on ``base`` with the methods' options, leaving out what the
+    ``source_docs`` policy says (:mod:`.source_docs`)."""
     queue = iter(pending)
-    method_options, source_docs = how
 
     async def worker(writer: PredictionWriter) -> None:
         for method, item in queue:

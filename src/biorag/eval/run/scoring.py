@@ -27,6 +27,7 @@ from biorag.corpus.datasets.base import QAItem
 from biorag.eval.judging import five_point
 from biorag.eval.run.records import answer_sha256, judged_text, judgment_key, latest_records
 from biorag.llm.accounting import StageStats
+from biorag.util.secrets import mask_argv
 
 log = logging.getLogger("biorag.eval")
 
@@ -303,7 +304,8 @@ def run_metrics(
     the wall-clock seconds of the command that wrote the file (this invocation; a resumed run
     counts only its own part; each record has its own ``seconds``). ``scoring``, ``commit``
     (:func:`source_commit`) and ``command`` say how, from which source and by which command the
-    file was written: a run scored again (``biorag eval judge``, a resume) records the later.
+    file was written: a resumed run records the later (``biorag eval judge`` keeps the run's
+    and adds its own as ``judged_by``).
     """
     scorer = dataset_scorer()
     if scorer is not None:
@@ -336,8 +338,9 @@ def run_metrics(
 @functools.cache
 def source_commit() -> str | None:
     """The short commit of the git checkout biorag runs from, ``-dirty`` appended when its
-    ``src/biorag`` differs from that commit; None outside a checkout that tracks biorag's
-    source (an installed wheel, even one inside another repository) or without git."""
+    ``src/biorag`` differs from that commit (a changed file, or an untracked one git does not
+    ignore); None outside a checkout that tracks biorag's source (an installed wheel, even one
+    inside another repository) or without git."""
     src = Path(__file__).resolve().parents[2]  # .../src/biorag
 
     def git(*args: str) -> str | None:
@@ -351,12 +354,14 @@ def source_commit() -> str | None:
     commit = git("rev-parse", "--short", "HEAD")
     if not commit or not git("ls-files", "--", "__init__.py"):  # not biorag's own checkout
         return None
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    changed = git("status", "--porcelain", "--untracked-files=normal", "--", ".")
     return f"{commit}-dirty" if changed else commit
 
 
 def command_line() -> str | None:
-    """The command of this process as typed (``biorag eval ...``); None without one."""
+    """The command of this process as typed (``biorag eval ...``), its credentials masked
+    (:func:`~biorag.util.secrets.mask_argv`: a URL's ``user:password@``, a secret option's
+    value); None without one."""
     if not sys.argv or not sys.argv[0]:
         return None
-    return shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    return shlex.join([Path(sys.argv[0]).name, *mask_argv(sys.argv[1:])])

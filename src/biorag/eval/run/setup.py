@@ -1,31 +1,28 @@
-"""The steps before an evaluation answers anything: its arguments checked, its questions loaded,
-its methods built (so a bad option fails first), its questions masked when asked, and its run
-directory locked and described in ``run.json``. :func:`biorag.eval.run.runner.arun_eval` calls them
-in this order."""
+"""The steps before an evaluation answers anything: its arguments checked, its questions loaded
+(:mod:`.questions`), its methods built (so a bad option fails first), its questions masked when
+asked, and its run directory locked and described in ``run.json``.
+:func:`biorag.eval.run.runner.arun_eval` calls them in this order."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from biorag.config import Settings
 from biorag.corpus.audit import summarize_skips
-from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import QAItem
 from biorag.corpus.models import SkippedRecord
 from biorag.errors import BioragError
 from biorag.eval.metrics.official import check_scoring
 from biorag.eval.run.config import check_or_write_run_config, run_config
 from biorag.eval.run.masking import mask_items
+from biorag.eval.run.questions import EXCLUDED_KEY
+from biorag.eval.run.questions import load_questions as load_questions
 from biorag.eval.run.records import RunDirLock
 from biorag.llm.accounting import Accounting
 from biorag.llm.shared import SharedLLM
 from biorag.methods.registry import build_method
 from biorag.runtime import Runtime
-
-log = logging.getLogger("biorag.eval")
 
 
 def check_arguments(
@@ -52,31 +49,6 @@ def check_arguments(
     check_scoring(scoring)
     if limit is not None and limit < 1:
         raise BioragError("limit must be at least 1", param="limit")
-
-
-def load_questions(
-    loader: Callable[..., Any] | None,
-    dataset: str,
-    data_path: str | Path,
-    split: str | None,
-    setting: str | None,
-    limit: int | None,
-) -> tuple[Any, list[QAItem], list[SkippedRecord]]:
-    """``(what the loader returned, its questions, the records it skipped)``; refuses a dataset
-    that gave no question or repeats an id."""
-    if loader is None:
-        loader = load_dataset
-    loaded = loader(dataset, Path(data_path), split=split, setting=setting, limit=limit)
-    items: list[QAItem] = list(loaded.items)
-    skipped = list(getattr(loaded, "skipped", []) or [])
-    if skipped:
-        log.warning("%s: %d record(s) skipped while loading", dataset, len(skipped))
-    if not items:
-        raise BioragError(f"{dataset} at {data_path} gave no questions (split={split!r})")
-    ids = [it.id for it in items]
-    if len(set(ids)) != len(ids):
-        raise BioragError(f"{dataset}: question ids are not unique; the runner keys on them")
-    return loaded, items, skipped
 
 
 def build_methods(
@@ -128,8 +100,10 @@ def claim_run_dir(
     """Lock ``out`` (a second run into it is refused before it touches anything), then check
     ``run.json`` against this run (a resume must match) or write it. ``run`` holds the
     arguments :func:`~biorag.eval.run.config.run_config` records, plus ``limit``,
-    ``mask_entities`` and ``source_docs`` (the policy; None without an index). The caller
-    releases the lock."""
+    ``mask_entities``, ``overlap_excluded`` (the ids the knowledge-graph guard left out) and
+    ``source_docs`` (the policy; None without an index or where it
+    changes nothing for ``items``: :func:`~biorag.eval.run.source_docs.policy_effect`). The
+    caller releases the lock."""
     lock = RunDirLock(out)
     try:
         config = run_config(
@@ -148,12 +122,13 @@ def claim_run_dir(
         config["source_docs"] = run["source_docs"]
         extra = {
             "limit": run["limit"],
+            EXCLUDED_KEY: list(run.get("overlap_excluded") or []),
             "n_items": len(items),
             "skipped_records": len(skipped),
             "skipped_by_kind": summarize_skips(skipped).by_kind,
             "dataset_info": dict(getattr(loaded, "info", {}) or {}),
         }
-        check_or_write_run_config(out, config, extra)
+        check_or_write_run_config(out, config, extra, items)
     except BaseException:
         lock.release()
         raise

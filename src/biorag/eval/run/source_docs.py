@@ -32,7 +32,14 @@ from biorag.corpus.datasets.base import QAItem
 from biorag.errors import BioragError
 from biorag.retrieve.exclusion import DocExclusion
 
-__all__ = ["POLICIES", "check_policy", "exclusion_for", "source_documents", "source_exclusion"]
+__all__ = [
+    "POLICIES",
+    "check_policy",
+    "exclusion_for",
+    "policy_effect",
+    "source_documents",
+    "source_exclusion",
+]
 
 POLICIES = ("exclude", "exclude-gold", "allow")
 #: the datasets (or MIRAGE subsets) whose questions are written from one document of theirs
@@ -57,6 +64,24 @@ def source_documents(item: QAItem) -> list[str]:
     ):
         return list(item.gold_docs)
     return []
+
+
+def policy_effect(policy: str | None, items: Iterable[QAItem]) -> str | None:
+    """What ``policy`` does to ``items``, as ``run.json`` records and a resume compares it:
+    ``None`` where it changes nothing (no question has a source document of its own, and
+    ``exclude-gold`` leaves no gold document out: BioASQ under ``exclude``, MedMCQA, MMLU),
+    ``exclude`` for ``exclude-gold`` where every gold document is a source document (PubMedQA:
+    both leave out the same ids), else ``policy``."""
+    if policy is None:
+        return None
+    items = list(items)
+    if policy == "exclude-gold" and all(
+        set(it.gold_docs) <= set(source_documents(it)) for it in items
+    ):
+        policy = "exclude"
+    if policy != "exclude-gold" and not any(source_documents(it) for it in items):
+        return None
+    return policy
 
 
 def exclusion_for(item: QAItem, policy: str) -> DocExclusion | None:
