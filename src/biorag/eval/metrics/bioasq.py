@@ -35,8 +35,8 @@ Matching: the evaluator lower-cases answers as it reads them and compares string
 (``readExactAnswerListOfArraysv3``), only the first synonym of a submitted entry counts (gold
 entries keep all theirs) and an empty submitted entry ``[]`` is dropped (it holds no rank; an
 empty string is an entry matching nothing). Else answers are also stripped, inner whitespace
-runs collapsed, and every synonym of a submitted entry counts. Submitted documents are read once each (the evaluator's ``readDocuments`` drops
-repeats), in both modes.
+runs collapsed, and every synonym of a submitted entry counts. Submitted documents are read
+once each (the evaluator's ``readDocuments`` drops repeats), in both modes.
 """
 
 from __future__ import annotations
