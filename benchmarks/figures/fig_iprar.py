@@ -103,7 +103,7 @@ def iprar_floor() -> str:
     header = ["method", "yes/no acc / macro-F1", "factoid strict / lenient / MRR",
               "list P / R / F1", "documents P / R / F1 / MAP", "s/question"]  # fmt: skip
     scoring = _scoring(metrics, run)
-    commit = run.get("commit") or (run.get("provenance") or {}).get("commit")
+    commit = metrics.get("commit") or run.get("commit")
     bits = [f"`benchmarks/results/{FLOOR}/` (metrics.json, run.json)"]
     bits.append(f"{scoring} scoring" if scoring else "no scoring mode recorded")
     bits.append(f"commit {commit}" if commit else "no commit recorded")
