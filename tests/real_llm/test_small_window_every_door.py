@@ -29,6 +29,7 @@ from biorag.asking import ask
 from biorag.config import load_settings
 from biorag.corpus.datasets import load_dataset
 from biorag.corpus.datasets.base import Question
+from biorag.eval.run.source_docs import source_documents
 from biorag.runtime import Runtime
 
 pytestmark = pytest.mark.real_llm
@@ -51,13 +52,16 @@ def _tokens(accounting: dict[str, Any]) -> dict[str, int]:
     return {k: accounting["total"][k] for k in TOKENS}
 
 
-def _reference(env: dict[str, str], index: Path, question: Question, method: str) -> Any:
-    """``question`` answered through :func:`biorag.asking.ask` in this process."""
+def _reference(
+    env: dict[str, str], index: Path, question: Question, method: str, exclude: Any = None
+) -> Any:
+    """``question`` answered through :func:`biorag.asking.ask` in this process (``exclude``:
+    the documents kept out of its retrieval, as eval keeps each question's own)."""
     settings = load_settings(None, environ=env)
 
     async def one() -> Any:
         async with Runtime(settings, [index]) as rt:
-            return await ask(rt, question, method)
+            return await ask(rt, question, method, exclude_docs=exclude)
 
     return asyncio.run(one())
 
@@ -80,10 +84,13 @@ def _eval_records(env: dict[str, str], index: Path, tmp_path: Path, *extra: str)
 
 
 def _same_as_ask(env: dict[str, str], index: Path, data: Path, rec: dict[str, Any]) -> None:
-    """An eval record is what :func:`ask` answers to the same question (its exact-answer step
-    included: a PubMedQA item is a yes/no question)."""
+    """An eval record is what :func:`ask` answers to the same question with the same documents
+    kept out (eval's default keeps the question's own abstract out of retrieval; its
+    exact-answer step included: a PubMedQA item is a yes/no question)."""
     item = load_dataset("pubmedqa", data, setting="open").items[0]
-    ref = _reference(env, index, item.as_question(), "retrieve-read")
+    own = source_documents(item)
+    assert own == [item.id] and rec["source_docs"]["ids"] == own, rec.get("source_docs")
+    ref = _reference(env, index, item.as_question(), "retrieve-read", exclude=own)
     prediction = ref.exact if ref.exact is not None else ref.answer
     assert rec["prediction"] == prediction, (rec["prediction"], prediction)
     assert rec["accounting"]["total"]["prompt_tokens"] == ref.accounting["total"]["prompt_tokens"]
