@@ -56,7 +56,12 @@ class ParaphraseModel:
 
     def get(self) -> Any:
         settings = self.rt.settings
-        if settings.embed.backend == "sentence-transformers":
+        # the configured name first: reading the runtime's embedder loads it, which is waste
+        # when it is another model (a local path to MiniLM just gets its own copy)
+        if (
+            settings.embed.backend == "sentence-transformers"
+            and settings.embed.model == (MODEL_ID.split(":", 1)[1])
+        ):
             emb = self.rt.embedder
             if str(getattr(emb, "model_id", "")).split("#")[0] == MODEL_ID:
                 return emb
