@@ -216,3 +216,17 @@ def source(path: str, data: dict[str, Any] | None = None) -> str:
     if prov.get("scoring"):
         bits.append(f"{prov['scoring']} scoring")
     return "Result: " + ", ".join(bits) + "."
+
+
+def run_recorded(run: str) -> list[str]:
+    """What an eval run directory ``benchmarks/results/<run>/`` records of how it was made: its
+    scoring and commit (metrics.json, else run.json; the scoring of its methods' scores where
+    the run predates the key), each named as missing where it is not recorded."""
+    metrics, cfg = result(f"{run}/metrics.json"), result(f"{run}/run.json")
+    scoring = metrics.get("scoring") or cfg.get("scoring")
+    if not scoring:
+        modes = {(e.get("scores") or {}).get("scoring") for e in metrics["methods"].values()}
+        scoring = next(iter(modes)) if len(modes) == 1 else None
+    commit = metrics.get("commit") or cfg.get("commit")
+    return [f"{scoring} scoring" if scoring else "scoring not recorded",
+            f"commit {commit}" if commit else "commit not recorded"]  # fmt: skip

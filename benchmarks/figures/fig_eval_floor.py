@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from figures import dig, figure, num, result, table
+from figures import dig, figure, num, result, run_recorded, table
 
 FLOOR_METHODS = ["closed-book", "retrieve-read", "rewrite", "hyde", "raptor", "claim", "claims"]
 #: the floor's runs, in the table's column order: (run folder, column header, macro-F1 shown)
@@ -52,12 +52,7 @@ def method(run: str, name: str) -> dict[str, Any]:
 
 def recorded(run: str) -> str:
     """``run``'s scoring and commit as its metrics.json (or run.json) records them."""
-    m, cfg = metrics(run), result(f"{run}/run.json")
-    scoring = m.get("scoring") or cfg.get("scoring")
-    commit = m.get("commit") or cfg.get("commit")
-    bits = [f"{scoring} scoring" if scoring else "scoring not recorded",
-            f"commit {commit}" if commit else "commit not recorded"]  # fmt: skip
-    return f"`{run}` ({', '.join(bits)})"
+    return f"`{run}` ({', '.join(run_recorded(run))})"
 
 
 def runs_line(runs: list[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from figures import dig, figure, num, result, signed, table
+from figures import dig, figure, num, result, run_recorded, signed, table
 
 RECALL = "iprar_recall.json"
 FLOOR = "eval_bioasq11b_iprar_floor"
@@ -75,14 +75,6 @@ def _run(d: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return result(f"{d}/metrics.json"), result(f"{d}/run.json")
 
 
-def _scoring(metrics: dict[str, Any], run: dict[str, Any]) -> str | None:
-    found = metrics.get("scoring") or run.get("scoring")
-    if not found:
-        modes = {(e.get("scores") or {}).get("scoring") for e in metrics["methods"].values()}
-        found = next(iter(modes)) if len(modes) == 1 else None
-    return found
-
-
 def _scores(e: dict[str, Any], block: str, keys: tuple[str, ...]) -> str:
     s = (e.get("scores") or {}).get(block) or {}
     return " / ".join(num(s.get(k)) if s.get(k) is not None else "-" for k in keys)
@@ -102,11 +94,7 @@ def iprar_floor() -> str:
         ])  # fmt: skip
     header = ["method", "yes/no acc / macro-F1", "factoid strict / lenient / MRR",
               "list P / R / F1", "documents P / R / F1 / MAP", "s/question"]  # fmt: skip
-    scoring = _scoring(metrics, run)
-    commit = metrics.get("commit") or run.get("commit")
-    bits = [f"`benchmarks/results/{FLOOR}/` (metrics.json, run.json)"]
-    bits.append(f"{scoring} scoring" if scoring else "no scoring mode recorded")
-    bits.append(f"commit {commit}" if commit else "no commit recorded")
+    bits = [f"`benchmarks/results/{FLOOR}/` (metrics.json, run.json)", *run_recorded(FLOOR)]
     started = run.get("started_at")
     if started:
         bits.append(f"run started {started}")
