@@ -229,3 +229,30 @@ def test_a_collection_lost_on_the_server_is_sent_again(
     s = Searcher(path, hash_embedder, index=milvus)
     assert s.search([QUERY], k=1, retriever="hybrid")[0][0].source_id == "1002"
     s.close()
+
+
+def test_an_excluded_document_never_comes_back_from_milvus(
+    tmp_path: Path, corpus_file: Path, hash_embedder: HashEmbedder, milvus: IndexSettings
+) -> None:
+    """An ask's exclusion (eval's own-document guard) holds on the Milvus backend too: the
+    document that ranks first is left out of every retriever's and level's results and
+    counted, and dense and hybrid results still fill k."""
+    from biorag.retrieve.exclusion import DocExclusion
+
+    _build(tmp_path / "remote", corpus_file, hash_embedder, milvus)
+    remote = Searcher(tmp_path / "remote", hash_embedder, index=milvus)
+    try:
+        for level in ("chunk", "doc"):
+            for retriever in ("bm25", "dense", "hybrid"):
+                assert (
+                    remote.search([QUERY], k=1, retriever=retriever, level=level)[0][0].source_id
+                    == "1002"
+                ), (retriever, level)
+                ex = DocExclusion.of(["1002"])
+                got = remote.search([QUERY], k=2, retriever=retriever, level=level, exclude=ex)[0]
+                assert all(p.source_id != "1002" for p in got), (retriever, level)
+                # BM25 matches only the documents holding a query term; the others fill k
+                assert retriever == "bm25" or len(got) == 2, (retriever, level, got)
+                assert ex.hits >= 1 and ex.found == {"1002"}, (retriever, level)
+    finally:
+        remote.close()
