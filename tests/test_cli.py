@@ -133,6 +133,11 @@ def test_user_mistakes_are_one_line_errors(run, tmp_path):
 def test_demo_json_evidence_is_in_the_index(run, tmp_path):
     res = run("demo", "--json", "--question", "1")
     assert res.exit_code == 0, res.stderr
+    # the first run warns of nothing: the demo's chunks fit what the embedding model reads
+    assert "WARNING" not in res.stderr and "longer than the embedding model" not in res.stderr
+    assert "chunks of at most 250 word pieces" in res.stderr
+    manifest = json.loads((tmp_path / "home" / "demo-index" / "manifest.json").read_text())
+    assert manifest["long_chunks"]["over_window"] == 0
     out = json.loads(res.stdout)
     assert out["answer"] in out["question"]["options"]
     from biorag.corpus.store import CorpusStore

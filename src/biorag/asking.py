@@ -11,6 +11,7 @@ every door), and the same answer with its whole trace and its own token accounti
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -24,6 +25,8 @@ from biorag.methods.registry import build_method
 from biorag.methods.stages import report_stages
 from biorag.retrieve.exclusion import DocExclusion
 from biorag.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EventSink", "PreparedAsk", "ask", "listening", "prepare"]
 
@@ -79,7 +82,18 @@ class PreparedAsk:
             else DocExclusion.of(exclude_docs)
         )
         child = rt.for_question(self.accounting, self.exclusion)
+        self.child = child
         self.qa = build_method(method, child, options)
+        answer_settings = rt.settings.answer
+        if (
+            answer_settings.verify != "off"
+            and answer_settings.verifier == "llm"
+            and rt.settings.llm.backend == "none"
+        ):
+            raise BioragError(
+                'answer.verifier = "llm" needs a model: set [llm] backend, or use '
+                'answer.verifier = "rules" (or "auto")'
+            )
         if self.qa.needs_index and not rt.index_paths and not question.passages:
             raise BioragError(
                 f"method {method!r} retrieves evidence and no index was given: name an index "
@@ -94,6 +108,7 @@ class PreparedAsk:
         try:
             with self.accounting.run(), listening(on_event):
                 answer = await self.qa.answer(self.question)
+                await self._verify(answer)
         finally:
             self.rt.record(self.accounting)
         answer.accounting = self.accounting.report()
@@ -104,6 +119,31 @@ class PreparedAsk:
                 f"({', '.join(sorted(ex.found))}) left out of the context"
             )
         return answer
+
+    async def _verify(self, answer: Answer) -> None:
+        """Check the answer's sentences against their passages (``answer.verify``). A check
+        that fails is no failed answer: the answer is kept, unchecked, with a note."""
+        settings = self.child.settings.answer
+        if settings.verify == "off" or not answer.sentences:
+            return
+        from biorag.llm.budget import estimate_tokens
+        from biorag.methods.stages import stage
+        from biorag.verify.check import verify_answer
+
+        # the size of what the answer was read from, not its accounted tokens: those are 0
+        # for cached calls, and a rerun must pick the same verifier
+        size = estimate_tokens(answer.context) + estimate_tokens(self.question.text)
+        try:
+            with stage("verify"):
+                await verify_answer(
+                    answer, settings, lambda: self.child.embedder, self.child.llm, size
+                )
+        except Exception as e:
+            log.warning("verifying the answer's sentences failed: %s", e)
+            answer.verification = None
+            for s in answer.sentences:
+                s.support = None
+            answer.notes.append(f"the sentences could not be checked ({type(e).__name__}: {e})")
 
 
 def prepare(

@@ -261,6 +261,42 @@ class AnswerSettings(_Section):
         'or MIRAGE\'s (one call for {"step_by_step_thinking", "answer_choice"}, read by '
         "MIRAGE's locate_answer) for runs that stand next to MIRAGE's tables",
     )
+    verify: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="check every answer sentence against the passages it cites: auto (the LLM "
+        "verifier when its cost is under verify_max_share of the answer's tokens, else the "
+        "rules one), on (the named verifier at any cost), off",
+    )
+    verifier: Literal["auto", "rules", "llm"] = Field(
+        default="auto",
+        description="rules: claim alignment without an LLM (a floor); llm: the model's "
+        "verdicts; auto: the model when there is one and verify allows its cost",
+    )
+    verify_max_share: float = Field(
+        default=0.2,
+        ge=0.0,
+        description="verify = auto: the LLM check's largest share of the answer's own tokens",
+    )
+    verify_supported: float = Field(
+        default=0.84,
+        ge=0.0,
+        le=1.0,
+        description="rules verifier: the support score a span "
+        "needs for 'supported' (chosen on BioASQ 7b-10b: benchmarks/bench_verify.py)",
+    )
+    verify_partial: float = Field(
+        default=0.44,
+        ge=0.0,
+        le=1.0,
+        description="rules verifier: the score for 'partly supported'",
+    )
+    verify_contradicted: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="rules verifier: the least score of a span "
+        "whose negation, numbers or direction disagree for 'contradicted'",
+    )
 
 
 class JudgeSettings(_Section):

@@ -58,8 +58,6 @@ def free_port() -> int:
 @pytest.fixture
 def server(tmp_path, hash_embedder, index_of):
     """The app over a three-document index, served by uvicorn in a thread on loopback."""
-    import uvicorn
-
     from biorag.config import Settings
     from biorag.kg import Triplet, open_store
     from biorag.runtime import Runtime
@@ -90,7 +88,14 @@ def server(tmp_path, hash_embedder, index_of):
     }  # fmt: skip
     (datasets / "ori_pqal.json").write_text(json.dumps(questions))
     config = ServerConfig(index_paths=[index], kg=tmp_path / "kg", datasets_dir=datasets)
-    app = create_app(settings, config, runtime=rt)
+    yield from _serving(create_app(settings, config, runtime=rt))
+    rt.close()
+
+
+def _serving(app):
+    """Serve ``app`` with uvicorn in a thread on loopback; yields its base URL."""
+    import uvicorn
+
     port = free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -102,6 +107,28 @@ def server(tmp_path, hash_embedder, index_of):
     yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(30)
+
+
+SUPPORTED = "Atorvastatin lowers LDL cholesterol [1]."
+UNSUPPORTED = "Alopecia responds to daily sunlight in every adolescent [1]."
+
+
+@pytest.fixture
+def scripted_server(tmp_path, hash_embedder, index_of):
+    """The app over the same index with a scripted model that writes one sentence its passage
+    states and one it does not; the sentences checked by the rules verifier."""
+    from biorag.config import Settings
+    from biorag.runtime import Runtime
+    from biorag.serve.app import ServerConfig, create_app
+
+    index = index_of(DOCS, "toy")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"stage": "answer", "response": f"{SUPPORTED} {UNSUPPORTED}"}]))
+    settings = Settings.model_validate({
+        "home": str(tmp_path / "home"), "answer": {"verifier": "rules"},
+        "llm": {"backend": "mock", "mock_script": str(script), "cache": False}})  # fmt: skip
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    yield from _serving(create_app(settings, ServerConfig(index_paths=[index]), runtime=rt))
     rt.close()
 
 
@@ -113,8 +140,7 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, server):
+def _page(browser, url):
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     pg = context.new_page()
     dialogs: list[str] = []
@@ -124,10 +150,20 @@ def page(browser, server):
         d.accept()
 
     pg.on("dialog", on_dialog)
-    pg.goto(server + "/")
+    pg.goto(url + "/")
     pg.dialogs = dialogs  # type: ignore[attr-defined]
     yield pg
     context.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    yield from _page(browser, server)
+
+
+@pytest.fixture
+def scripted_page(browser, scripted_server):
+    yield from _page(browser, scripted_server)
 
 
 def ask(page, question: str, method: str | None = None) -> None:
@@ -267,3 +303,23 @@ def test_settings_show_the_config_without_secrets(page):
     page.wait_for_function("document.getElementById('config').textContent.length > 10")
     text = page.inner_text("#config")
     assert '"settings"' in text and CANARY not in text and CANARY not in page.content()
+
+
+def test_an_unsupported_sentence_is_marked_and_its_passage_says_why(scripted_page):
+    page = scripted_page
+    ask(page, "Does atorvastatin lower LDL cholesterol?")
+    assert "verify ✓" in page.inner_text("#stages")
+    flagged = page.locator("#sentences .sentence.not_supported")
+    assert flagged.count() == 1 and "Alopecia responds" in flagged.inner_text()
+    assert page.locator("#sentences .sentence.supported").count() == 1
+    assert "not supported by its sources" in page.inner_text("#sentences .flag")
+    assert "1 supported, 1 not supported" in page.inner_text("#verification")
+    # the flagged sentence's citation: the passage shown with the verdict on it
+    page.locator("#sentences button.cite").nth(1).click()
+    shown = page.locator("#evidence li.shown")
+    assert "This passage: not supported" in shown.locator(".verdict").inner_text()
+    # the supported one's: its deciding span marked as the verifier found it
+    page.locator("#sentences button.cite").nth(0).click()
+    shown = page.locator("#evidence li.shown")
+    assert "Atorvastatin lowers LDL cholesterol" in shown.locator("mark").inner_text()
+    assert "This passage: supported" in shown.locator(".verdict").inner_text()

@@ -223,3 +223,18 @@ async def test_isolated_root_needs_no_call(hash_embedder) -> None:
     graph = FakeGraph({"A": "Lonely claim."}, [])
     [root] = await summarize_layerwise(graph, ["A"], ExtractiveSummarizer(hash_embedder), "q")
     assert (root.text, root.calls, root.rounds, root.layer_sizes) == ("Lonely claim.", 0, 0, [1])
+
+
+def test_only_claims_relevant_enough_and_still_linked_enter_a_summary() -> None:
+    from biorag.summarize.layerwise import relevant_layers
+
+    # r - a - b (a chain) and r - c; a is irrelevant, so b (linked only through a) goes too
+    g = FakeGraph(
+        {"r": "root", "a": "off topic", "b": "on topic", "c": "on topic"},
+        [("r", "a"), ("a", "b"), ("r", "c")],
+        scores={"r": 0.1, "a": 0.1, "b": 0.9, "c": 0.8},
+    )
+    layers = g.layers("r")
+    assert relevant_layers(g, layers, None) == layers
+    assert relevant_layers(g, layers, 0.5) == [["r"], ["c"]]  # the root stays, whatever its score
+    assert relevant_layers(g, layers, 0.95) == [["r"]]

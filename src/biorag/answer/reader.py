@@ -220,7 +220,8 @@ async def read_free_text(llm: ChatModel, question: str, context: list[str]) -> R
     sentences: list[tuple[str, list[int]]] = []
     for sent in re.split(r"(?<=[.!?\]])\s+(?=[A-Z])", resp.text.strip()):
         cites = [int(n) for n in _CITE.findall(sent) if 1 <= int(n) <= len(context)]
-        clean = _CITE.sub("", sent).strip()
+        # "... diabetes [1]." -> "... diabetes." (no space left before the period)
+        clean = re.sub(r"\s+([.!?;:,])", r"\1", _CITE.sub("", sent)).strip()
         if clean:
             sentences.append((clean, cites))
     return ReaderResult(

@@ -21,7 +21,7 @@ from biorag.cli.common import (
 from biorag.corpus.datasets.base import Question
 from biorag.errors import BioragError, require_question
 from biorag.graph.export import to_graphml, to_html
-from biorag.methods.base import Answer, cited_sentences
+from biorag.methods.base import Answer, cited_sentences, evidence_numbers
 from biorag.runtime import Runtime
 
 
@@ -111,6 +111,20 @@ def export_graph(run: Any, graph_html: Path | None, graphml: Path | None) -> Non
         )
 
 
+def support_line(support: dict[str, Any], number: dict[str, int]) -> str:
+    """``support: <label>; [n] <label> "<deciding span>"; ...`` for one sentence."""
+    parts = [f"support: {support['label'].replace('_', ' ')}"]
+    for v in support.get("verdicts") or []:
+        span = " ".join(((v.get("span") or {}).get("text") or "").split())
+        span = f' "{span[:117]}..."' if len(span) > 120 else (f' "{span}"' if span else "")
+        why = f" ({v['reason']})" if v.get("reason") and v["label"] == "contradicted" else ""
+        ref = f"[{number[v['passage_id']]}]" if v["passage_id"] in number else v["passage_id"]
+        parts.append(f"{ref} {v['label'].replace('_', ' ')}{why}{span}")
+    for cid in support.get("unknown_citations") or []:
+        parts.append(f"{cid}: not in the evidence")
+    return "; ".join(parts)
+
+
 def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     shown = ans["answer"]
     if options and ans["answer"] in options:
@@ -118,8 +132,17 @@ def print_answer(ans: dict[str, Any], options: dict[str, str] | None) -> None:
     if ans["parse_failed"]:
         shown = "(no option could be read from the model's answer; counted as unanswered)"
     typer.echo(f"Answer ({ans['method']}): {shown}")
-    for sentence in cited_sentences(ans):
+    number = evidence_numbers(ans)
+    for sentence, s in zip(cited_sentences(ans), ans.get("sentences") or [], strict=True):
         typer.echo(f"  - {sentence}")
+        if s.get("support"):
+            typer.echo(f"      {support_line(s['support'], number)}")
+    if ans.get("verification"):
+        v = ans["verification"]
+        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in v["counts"].items() if n)
+        typer.echo(f"Support ({v['verifier']}): {counts}", err=True)
+        if v.get("note"):
+            typer.echo(f"note: {v['note']}", err=True)
     details = ans.get("details") or {}
     if details.get("summaries"):
         source_of = {e["doc_id"]: f"{e['corpus']}:{e['source_id']}" for e in ans["evidence"]}

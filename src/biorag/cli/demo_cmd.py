@@ -12,7 +12,9 @@ import typer
 from biorag.cli import common
 from biorag.cli.ask_cmd import print_answer, run_question
 from biorag.cli.common import STATE, emit_json, handle_errors, print_accounting
+from biorag.config import ChunkingSettings
 from biorag.corpus.loaders import load_corpus
+from biorag.embed.windows import window_of
 from biorag.retrieve.index import IndexDir, index_stats
 from biorag.runtime import Runtime
 
@@ -22,6 +24,26 @@ DATA = "biorag.demo.data"
 def demo_questions() -> list[dict]:
     text = resources.files(DATA).joinpath("questions.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def demo_chunking(chunking: ChunkingSettings, rt: Runtime) -> tuple[ChunkingSettings, str]:
+    """The demo index's chunking: unless the user set ``[chunking]``, chunks no longer than the
+    local embedding model reads (measured to cost nothing against the 1,000-token default on
+    PubMedQA: docs/benchmarks.md, "Chunks longer than the embedding model reads"), so the
+    first run has nothing to warn about; and what it chose, for the build's message."""
+    if chunking != ChunkingSettings():
+        return chunking, ""
+    found = window_of(rt.embedder)
+    if found is None or found[1] >= chunking.chunk_tokens:
+        return chunking, ""
+    window = found[1]
+    fit = {
+        "chunk_tokens": window,
+        "overlap_tokens": min(50, window // 5),
+        "max_chunk_tokens": window,
+    }
+    fitted = chunking.model_copy(update=fit)
+    return fitted, f"; chunks of at most {window} word pieces, what the embedding model reads"
 
 
 def ensure_demo_index(home: Path, rt: Runtime) -> Path:
@@ -35,11 +57,12 @@ def ensure_demo_index(home: Path, rt: Runtime) -> Path:
             built = stats["embed_model"]
             typer.echo(f"the demo index was built with {built}: rebuilding it", err=True)
             shutil.rmtree(path)
-    typer.echo(f"building the demo index in {path} (once)...", err=True)
     s = STATE.settings()
+    chunking, how = demo_chunking(s.chunking, rt)
+    typer.echo(f"building the demo index in {path} (once{how})...", err=True)
     with resources.as_file(resources.files(DATA).joinpath("pubmedqa_sample.jsonl")) as sample:
         loaded = load_corpus(sample, "jsonl", source="pubmedqa-sample")
-    with IndexDir(path, rt.embedder, s.chunking, s.retrieval, name="pubmedqa-sample") as idx:
+    with IndexDir(path, rt.embedder, chunking, s.retrieval, name="pubmedqa-sample") as idx:
         idx.add(loaded)
     return path
 

@@ -18,6 +18,8 @@ group is the predicate ("received", "did not change", "presented with"), then a 
 
 from __future__ import annotations
 
+import re
+
 from biorag.extract.lexicon import (
     ADVERBS,
     AUXILIARIES,
@@ -202,9 +204,24 @@ def _balance(s: str) -> str:
     return s
 
 
+#: entities that name nothing: pronouns, expletives, the authors and their study, bare numbers
+_NO_ENTITY = re.compile(
+    r"^(?:we|i|us|our|it|they|them|he|she|this|these|those|that|there|here|one|"
+    r"(?:the |this |our |the present |the current )?(?:study|studies|trial|work|paper|article|"
+    r"report|review|analysis|results?|findings?|authors?|data)|[\d.,%\s<>=±+-]+)$",
+    re.IGNORECASE,
+)
+
+
+def is_entity(name: str) -> bool:
+    """Whether ``name`` can be a graph entity: it has a letter, and it is no pronoun,
+    expletive, "our study" or bare number ("18.0%")."""
+    return bool(re.search(r"[A-Za-z]", name)) and not _NO_ENTITY.match(name.strip())
+
+
 def _make(subject: str, predicate: str, obj: str) -> Triple | None:
     subject, predicate, obj = _balance(subject), predicate.strip(), _balance(obj)
-    if not (subject and predicate and obj):
+    if not (subject and predicate and obj) or not (is_entity(subject) and is_entity(obj)):
         return None
     return Triple(subject=subject, predicate=predicate, object=obj)
 

@@ -9,8 +9,11 @@ This is a floor, not a reader. A claim is a sentence of the chunk, or a clause o
 * pronouns and demonstratives are replaced by their antecedent (:mod:`biorag.extract.coref`);
   the references left over are counted per claim in ``unresolved_references``.
 
-Section labels (``RESULTS:``) are dropped, and so are fragments of fewer than ``min_words``
-words or verbless fragments of fewer than six words.
+Section labels (``RESULTS:``) are dropped, and so is every clause that is no claim
+(:func:`claim_problem`): a question (and every clause of a question), an enumeration item, an
+aim ("To determine whether ..."), a fragment without a finite verb, one of fewer than
+``min_words`` words, or one whose subject names no entity (a pronoun, "we", "our study"); an
+expletive "There was X" is rewritten "X was observed" (:func:`without_expletive`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from biorag.extract.nlp import (
 )
 from biorag.extract.parsing import normalize_claim
 
-__all__ = ["RuleClaimExtractor", "split_clauses"]
+__all__ = ["RuleClaimExtractor", "claim_problem", "split_clauses"]
 
 _LABEL_RE = re.compile(
     r"^(?:[A-Z][A-Z /&-]{2,}|(?:Background|Methods?|Results?|Conclusions?|Objectives?|Aims?|"
@@ -141,12 +144,130 @@ def split_clauses(sentence: str, max_parts: int = 8) -> list[str]:
     return [p for p in done + parts if p]
 
 
-def _keep(clause: str, min_words: int) -> bool:
-    tokens = tokenize(clause)
+# an item of a list: "(2) only ...", "2) ...", "ii) ...", "- ...", two "(n)" markers in a clause,
+# or one after a colon ("The groups were: (1) ...")
+# (not "E. coli ...": a capital and a period is a species' abbreviation)
+_ENUMERATION_RE = re.compile(
+    r"^(?:\(?\d{1,2}\)|\d{1,2}\.\s+[A-Za-z]|\(?[a-h]\)|\(?[ivx]{1,4}\))\s|^[-*•]\s|"
+    r"\(\d{1,2}\)[^()]*\(\d{1,2}\)|:\s*\(?\d{1,2}\)"
+)
+# a question turned statement: "In particular, are there ...", "Does X ..." (case-sensitive:
+# "WHO guidelines", "May-Thurner" and "When compared with placebo, X fell" are no questions)
+_QUESTION_RE = re.compile(
+    r"^(?:In particular,?\s+|Moreover,?\s+|And\s+|But\s+)?(?:(?:Is|Are|Was|Were|Do|Does|Did|"
+    r"Can|Could|Should|Would|Will|Has|Have|Had)\s(?!not\b)|(?<=particular, )(?:is|are|was|were|"
+    r"do|does|did|can|could|should|would|will|has|have|had)\s)"
+)
+#: subjects that are no entity: pronouns, expletives, the authors and their study
+_CONNECTIVE = (
+    r"(?:(?:However|Moreover|Furthermore|In addition|In particular|Thus|Therefore|Overall|"
+    r"Finally|In conclusion|In summary),?\s+)"
+)
+_BAD_SUBJECT_RE = re.compile(
+    rf"^(?:{_CONNECTIVE}(?:we|it|they|this|these|those|there|our)\s|(?:We|I|It|They|He|She|"
+    r"There|Here|Our|Its|Their)\s|(?:This|These|Those|That)\s(?:is|are|was|were|has|have|had|"
+    r"may|might|can|could|would|should|will|do|does|did|suggests?|shows?|showed|indicates?|"
+    r"indicated|means?|implies|confirms?|confirmed|reflects?|led|resulted)\b|(?:The|This|Our|"
+    r"The present|The current|A)\s(?:study|studies|trial|work|paper|article|report|review|"
+    r"analysis|survey|investigation|data|results?|findings?|authors?)\b)"
+)
+
+
+_EXPLETIVE_RE = re.compile(r"^There\s+(is|are|was|were|has been|have been)\s+(.+?)[.;]?$")
+
+
+# "It is known that X" states X; "It is possible/likely/thought that X" does not (a hedge)
+_IT_THAT_RE = re.compile(
+    r"^It (?:is|was|has been) (?:well |now |widely |generally )?(?:known|established|accepted|"
+    r"recognized|shown|clear|evident) that (.+)$"
+)
+
+
+def _capitalized(text: str) -> str:
+    """``text`` with a capital first letter, unless its first word is written as it must be
+    ("mRNA", "p53", "iPSC")."""
+    first = text.split(" ", 1)[0]
+    if any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first):
+        return text
+    return text[:1].upper() + text[1:]
+
+
+def without_expletive(clause: str) -> str:
+    """``"There was no difference in X."`` -> ``"No difference in X was observed."``: the
+    expletive's noun phrase made the subject; ``"It is well known that X."`` -> ``"X."``
+    (other clauses unchanged)."""
+    it = _IT_THAT_RE.match(clause.strip())
+    if it is not None:
+        return _capitalized(it.group(1))
+    m = _EXPLETIVE_RE.match(clause.strip())
+    if m is None:
+        return clause
+    rest = m.group(2)
+    tokens = tokenize(rest)
+    flags = verb_flags(tokens)
+    if any(_finite_verb(tokens, flags, i) for i in range(len(tokens))):
+        return clause  # "There were differences when X were compared": no clean subject
+    return f"{_capitalized(rest)} {m.group(1)} observed."
+
+
+_AIM_RE = re.compile(
+    r"^(?:to [a-z]+\b|the (?:main |primary )?(?:aim|goal|purpose|objective|hypothesis)s? of "
+    r"(?:this|the|the present|our|the current)\b)",
+    re.IGNORECASE,
+)
+#: after a past form, words that make it a participle ("rats divided into groups")
+_PARTICIPLE_AFTER = frozenset("into as between among over across against".split())
+
+
+def _finite_verb(tokens: list[Token], flags: list[bool], i: int) -> bool:
+    """A verb that can head a clause: no "-ing" form, no capitalized word inside the clause (a
+    name: "Prince Rashed"), no past form before "into", "as", "between" ... (a participle:
+    "rats divided into groups"); a past form before "with", "by" ... still counts ("a woman
+    presented with fever")."""
+    if not flags[i]:
+        return False
+    tok = tokens[i]
+    if (i > 0 and tok.text[:1].isupper()) or tok.lower.endswith("ing"):
+        return False
+    nxt = tokens[i + 1].lower if i + 1 < len(tokens) else ""
+    return not (tok.lower.endswith("ed") and nxt in _PARTICIPLE_AFTER)
+
+
+def claim_problem(clause: str, min_words: int = 3) -> str:
+    """Why ``clause`` is no claim ("" when it is one): a question, an enumeration item, a
+    fragment without a finite verb, too short, or a subject that names no entity (a pronoun, an
+    expletive, "we", "our study")."""
+    text = clause.strip()
+    tokens = tokenize(text)
     words = [t for t in tokens if t.is_word]
     if len(words) < min_words:
-        return False
-    return any(verb_flags(tokens)) or len(words) >= 6
+        return "too short"
+    if text.endswith("?") or _QUESTION_RE.match(text):
+        return "question"
+    if _ENUMERATION_RE.search(text):
+        return "enumeration"
+    if _AIM_RE.match(text):
+        return "aim, not a finding"
+    if _BAD_SUBJECT_RE.match(text):
+        return "subject names no entity"
+    flags = verb_flags(tokens)
+    # the verb lexicon has gaps ("WHO guidelines recommend ..."): a clause with no verb-like
+    # word at all is a fragment only when short; one whose verb-like words are all participles
+    # or gerunds ("Fifteen rats divided into three groups") is one at any length
+    if not any(flags):
+        return "no finite verb" if len(words) < 6 else ""
+    if not any(_finite_verb(tokens, flags, i) for i in range(len(tokens))):
+        return "no finite verb"
+    return ""
+
+
+def _keep(clause: str, min_words: int, strict: bool = True) -> bool:
+    if strict:
+        return not claim_problem(clause, min_words)
+    # the rules before claim_problem (strict=False, for comparison): a verb or six words
+    tokens = tokenize(clause)
+    words = [t for t in tokens if t.is_word]
+    return len(words) >= min_words and (any(verb_flags(tokens)) or len(words) >= 6)
 
 
 class RuleClaimExtractor:
@@ -162,12 +283,14 @@ class RuleClaimExtractor:
         min_words: int = 3,
         window: int = 3,
         clean: bool = True,
+        strict: bool = True,
     ) -> None:
         self.split = split
         self.resolve = resolve
         self.min_words = min_words
         self.window = window
         self.clean = clean
+        self.strict = strict  # False: the looser rules before claim_problem (a comparison)
         self.unresolved_total = 0
 
     def claim_texts(self, text: str) -> list[tuple[str, int]]:
@@ -177,12 +300,13 @@ class RuleClaimExtractor:
         out: list[tuple[str, int]] = []
         for s, e in split_sentences(text):
             sentence = _LABEL_RE.sub("", " ".join(text[s:e].split()))
-            if not sentence:
-                continue
+            if not sentence or (self.strict and sentence.endswith("?")):
+                continue  # a question's clauses are no claims
             if self.resolve:
                 sentence = resolver.resolve(sentence)
-            for clause in split_clauses(sentence) if self.split else [sentence]:
-                if _keep(clause, self.min_words):
+            for part in split_clauses(sentence) if self.split else [sentence]:
+                clause = without_expletive(part) if self.strict else part
+                if _keep(clause, self.min_words, self.strict):
                     out.append((clause, count_references(clause)))
         return out
 

@@ -14,13 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 from biorag.corpus.datasets.base import Question
 from biorag.methods.details import AnswerDetails, ContextFit, MethodDetails
 from biorag.runtime import Runtime
+from biorag.verify.models import SentenceSupport, Verification
 
 
 class AnswerSentence(BaseModel):
-    """One sentence of an answer and the chunks it came from."""
+    """One sentence of an answer, the passages it cites (evidence keys: a chunk id, or
+    ``triplet:<rank>`` for a knowledge-graph triplet) and, once checked, its support."""
 
     text: str
     chunk_ids: list[str] = Field(default_factory=list)
+    support: SentenceSupport | None = Field(
+        default=None, description="the verdict on this sentence against the passages it cites"
+    )
 
 
 class Evidence(BaseModel):
@@ -85,6 +90,10 @@ class Answer(BaseModel):
         description="this answer's LLM calls, cache hits and tokens per stage, and its "
         "wall-clock seconds (wall_s); {} until biorag.asking.ask fills it",
     )
+    verification: Verification | None = Field(
+        default=None,
+        description="how the sentences' support was checked (biorag.verify); None: not checked",
+    )
     _trace: Any = PrivateAttr(default=None)
 
     @property
@@ -99,16 +108,46 @@ class Answer(BaseModel):
         return self
 
 
-def cited_sentences(answer: dict[str, Any]) -> list[str]:
+def evidence_key(evidence: dict[str, Any], position: int) -> str | None:
+    """The id sentences cite an evidence entry by (as dumped; ``position`` 1-based): its
+    ``chunk_id``, or ``triplet:<rank>`` for a triplet."""
+    if evidence.get("chunk_id"):
+        return str(evidence["chunk_id"])
+    if evidence.get("kind") == "triplet":
+        return f"triplet:{evidence.get('rank') or position}"
+    return None
+
+
+def evidence_numbers(answer: dict[str, Any]) -> dict[str, int]:
+    """Each cited id's 1-based position in the answer's ``evidence`` (as dumped)."""
+    number: dict[str, int] = {}
+    for i, e in enumerate(answer.get("evidence") or [], 1):
+        key = evidence_key(e, i)
+        if key is not None:
+            number.setdefault(key, i)
+    return number
+
+
+SUPPORT_MARK = {"not_supported": "unsupported", "contradicted": "contradicted"}
+
+
+def cited_sentences(answer: dict[str, Any], marks: bool = True) -> list[str]:
     """An answer's sentences (as :meth:`Answer.model_dump` gives it), each followed by ``[n]``
-    markers: the 1-based positions in ``evidence`` of the chunks it cites."""
-    number = {
-        e["chunk_id"]: i for i, e in enumerate(answer.get("evidence") or [], 1) if e.get("chunk_id")
-    }
-    return [
-        f"{s['text']} {''.join(f'[{number[c]}]' for c in s['chunk_ids'] if c in number)}".rstrip()
-        for s in answer.get("sentences") or []
-    ]
+    markers: the 1-based positions in ``evidence`` of the passages it cites; with ``marks``, a
+    checked sentence its citations do not support or contradict ends in ``(unsupported)`` or
+    ``(contradicted)``, and one that cites nothing in ``(no source cited)``."""
+    number = evidence_numbers(answer)
+    out = []
+    for s in answer.get("sentences") or []:
+        cites = "".join(f"[{number[c]}]" for c in s["chunk_ids"] if c in number)
+        label = (s.get("support") or {}).get("label")
+        mark = ""
+        if marks and s.get("support") and not s["chunk_ids"]:
+            mark = " (no source cited)"
+        elif marks and label in SUPPORT_MARK:
+            mark = f" ({SUPPORT_MARK[label]})"
+        out.append(f"{s['text']} {cites}".rstrip() + mark)
+    return out
 
 
 def given_passages(question: Question) -> list[Any]:

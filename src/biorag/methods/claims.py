@@ -78,6 +78,10 @@ DEFAULTS: dict[str, Any] = {
     # (biorag.extract.grounding); false keeps every claim, as the paper does
     "drop_ungrounded_claims": True,
     "test_options": False,
+    # biorag's addition: a summary takes only claims at least this relevant to the question
+    # (their reranker score; None: every linked claim, as the paper). Chosen on the demo set:
+    # benchmarks/bench_summary_relevance.py
+    "summary_min_relevance": None,
 }
 MODES = ("batched", "faithful")
 M = TypeVar("M", bound=BaseModel)
@@ -228,8 +232,9 @@ class Claims(QAMethod):
             top_k=int(self.options["top_k"]),
         )
         run.summaries = await summarize_layerwise(
-            graph, [c.claim_id for c in run.coi], summarizer, q.text
-        )
+            graph, [c.claim_id for c in run.coi], summarizer, q.text,
+            min_relevance=self.options["summary_min_relevance"],
+        )  # fmt: skip
 
     # -- the method ------------------------------------------------------------------------
     async def answer(self, question: Question) -> Answer:

@@ -77,6 +77,7 @@ _TYPES: dict[str, Any] = {
     "reasoning_model": dict[str, Any] | str | None,
     "abstract_corpus": str | None,
     "fulltext_corpus": str | None,
+    "summary_min_relevance": float | None,
 }
 
 _KINDS = {

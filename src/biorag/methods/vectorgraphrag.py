@@ -260,10 +260,8 @@ class VectorGraphRAG(QAMethod):
         }
         llm = self.rt.llm
         if llm is None:
-            passages = [
-                (t.source_id or f"triplet:{i}", text)
-                for i, ((t, _), text) in enumerate(zip(ranked, texts, strict=True), 1)
-            ]
+            # cited as evidence is keyed (methods.base.evidence_key): triplet:<rank>
+            passages = [(f"triplet:{i}", text) for i, text in enumerate(texts, 1)]
             res = await loop.run_in_executor(
                 self._pool,
                 answer_without_llm,

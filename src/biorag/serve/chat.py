@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from biorag.errors import BioragError
-from biorag.methods.base import cited_sentences
+from biorag.methods.base import cited_sentences, evidence_numbers
 from biorag.methods.registry import METHODS
 from biorag.serve.schemas import AskRequest, ChatRequest
 
@@ -40,10 +40,45 @@ def cited_text(answer: dict[str, Any]) -> str:
     lines = cited_sentences(answer)
     body = " ".join(lines) or answer.get("answer_text") or answer.get("answer") or ""
     sources = []
+    backs = _backs(answer)
     for i, e in enumerate(evidence, start=1):
         source = str(e.get("source_id") or e.get("doc_id") or "")
-        sources.append(f"[{i}] {'PMID ' + source if source.isdigit() else source}")
+        sources.append(
+            f"[{i}] {'PMID ' + source if source.isdigit() else source}{backs.get(i, '')}"
+        )
     return body + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
+
+
+def _backs(answer: dict[str, Any]) -> dict[int, str]:
+    """Per source number, what it does for the sentences citing it (" - supports 1, 3;
+    contradicts 2"), from the sentences' verdicts."""
+    verbs = {"supported": "supports", "partly_supported": "partly supports",
+             "not_supported": "does not support", "contradicted": "contradicts"}  # fmt: skip
+    found: dict[int, dict[str, list[int]]] = {}
+    for k, s in enumerate(support_of(answer)["sentences"], 1):
+        for src in s["sources"]:
+            if src["n"] is not None:
+                found.setdefault(src["n"], {}).setdefault(src["label"], []).append(k)
+    return {n: " - " + "; ".join(f"{verbs[label]} sentence {', '.join(map(str, ks))}"
+                                 for label, ks in by.items())
+            for n, by in found.items()}  # fmt: skip
+
+
+def support_of(answer: dict[str, Any]) -> dict[str, Any]:
+    """The sentences' verdicts for a chat reply: each sentence's verdict over its citations and,
+    per cited source (its ``[n]``), the verdict and deciding span; and how they were checked."""
+    number = evidence_numbers(answer)
+    sentences = []
+    for s in answer.get("sentences") or []:
+        support = s.get("support") or {}
+        sentences.append({
+            "text": s["text"], "label": support.get("label"),
+            "sources": [{"n": number.get(v["passage_id"]), "label": v["label"],
+                         "span": (v.get("span") or {}).get("text"), "reason": v.get("reason", "")}
+                        for v in support.get("verdicts") or []],
+            "unknown_citations": support.get("unknown_citations") or [],
+        })  # fmt: skip
+    return {"sentences": sentences, "verification": answer.get("verification")}
 
 
 def _ask_request(body: ChatRequest) -> AskRequest:
@@ -81,6 +116,7 @@ async def chat_completion(body: ChatRequest, asker: Asker) -> dict[str, Any]:
         ],
         "usage": _usage(answer),
         "evidence": answer.get("evidence") or [],
+        "support": support_of(answer),
     }
 
 
@@ -113,7 +149,8 @@ async def _chunks(
                 yield chunk({"content": piece})
             if sep:
                 yield chunk({"content": sep + sources})
-            yield chunk({}, "stop", usage=_usage(data), evidence=data.get("evidence") or [])
+            yield chunk({}, "stop", usage=_usage(data), evidence=data.get("evidence") or [],
+                        support=support_of(data))  # fmt: skip
     yield "data: [DONE]\n\n"
 
 

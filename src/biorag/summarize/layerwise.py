@@ -43,11 +43,39 @@ class RootSummary:
     calls_by_stage: dict[str, int] = field(default_factory=dict)
 
 
+def relevant_layers(
+    graph: ClaimGraphLike, layers: list[list[str]], min_relevance: float | None
+) -> list[list[str]]:
+    """``layers`` with only the claims whose relevance to the question (``Claim.score``) is at
+    least ``min_relevance`` and that still link to a kept claim of the layer inside theirs (the
+    root is always kept); ``None``: all of them, as the paper."""
+    if min_relevance is None:
+        return layers
+    out = [list(layers[0])]
+    for layer in layers[1:]:
+        inner = set(out[-1])
+        kept = [
+            c for c in layer
+            if c in graph.claims and graph.claims[c].score >= min_relevance
+            and graph.neighbors(c) & inner
+        ]  # fmt: skip
+        if not kept:
+            break
+        out.append(kept)
+    return out
+
+
 async def summarize_root(
-    graph: ClaimGraphLike, root: str, summarizer: Summarizer, question: str
+    graph: ClaimGraphLike,
+    root: str,
+    summarizer: Summarizer,
+    question: str,
+    min_relevance: float | None = None,
 ) -> RootSummary:
-    """The layerwise summary of ``root`` (see the module docstring)."""
+    """The layerwise summary of ``root`` (see the module docstring) over the claims at least
+    ``min_relevance`` relevant to the question (:func:`relevant_layers`)."""
     layers = [list(layer) for layer in graph.layers(root)] or [[root]]
+    layers = relevant_layers(graph, layers, min_relevance)
     summaries: dict[str, str] = {}
     calls: Counter[str] = Counter()
     rounds = 0
@@ -103,11 +131,17 @@ async def summarize_root(
 
 
 async def summarize_layerwise(
-    graph: ClaimGraphLike, roots: list[str], summarizer: Summarizer, question: str
+    graph: ClaimGraphLike,
+    roots: list[str],
+    summarizer: Summarizer,
+    question: str,
+    min_relevance: float | None = None,
 ) -> list[RootSummary]:
     """Layerwise summaries of all ``roots``, computed concurrently, in the order given."""
     return list(
-        await asyncio.gather(*(summarize_root(graph, r, summarizer, question) for r in roots))
+        await asyncio.gather(
+            *(summarize_root(graph, r, summarizer, question, min_relevance) for r in roots)
+        )
     )
 
 

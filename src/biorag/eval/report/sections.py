@@ -98,6 +98,34 @@ def judged_section(runs: Sequence[RunLike], label: Callable[[str], str]) -> list
     return lines
 
 
+def citations_section(runs: Sequence[RunLike], label: Callable[[str], str]) -> list[str]:
+    """``## Citation quality``: per method and run with free-text answers, the share of
+    sentences their citations support (recall) and of citations that are needed (precision),
+    by the verifier each answer was checked with."""
+    rows = []
+    for r in runs:
+        for m, e in r.methods.items():
+            c = e.get("citations")
+            if not c:
+                continue
+            by = ", ".join(f"{k} {n}" for k, n in (c.get("verifiers") or {}).items())
+            rows.append([label(m), r.label, fmt(c.get("recall")), fmt(c.get("precision")),
+                         str(c.get("sentences")), str(c.get("citations")),
+                         str(c.get("uncited")), str(c.get("unverified")), by])  # fmt: skip
+    if not rows:
+        return []
+    header = ["Approach", "dataset", "citation recall", "citation precision", "sentences"]
+    header += ["citations", "uncited sentences", "unverified sentences", "verifier"]
+    return [
+        "", "## Citation quality", "",
+        "Recall: the share of answer sentences a cited passage supports fully; precision: "
+        "the share of citations that support their sentence at least in part "
+        "(biorag.verify.support; the verifier column counts the answers each verifier "
+        "checked: rules is the no-LLM floor).", "",
+        *md_table(header, rows),
+    ]  # fmt: skip
+
+
 def accounting_section(runs: Sequence[RunLike], label: Callable[[str], str]) -> list[str]:
     """``## Accounting (per question)``: LLM calls, tokens and seconds per method and run."""
     rows = []

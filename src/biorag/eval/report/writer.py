@@ -26,6 +26,7 @@ from typing import Any
 from biorag.errors import BioragError
 from biorag.eval.report.sections import (
     accounting_section,
+    citations_section,
     judged_cell,
     judged_notes,
     judged_section,
@@ -344,6 +345,7 @@ def render_report(runs: list[Run], chart_note: str | None, chart_name: str | Non
     lines += _dataset_metrics_section(runs)
     lines += _run_notes(runs)
     lines += judged_section(runs, method_label)
+    lines += citations_section(runs, method_label)
     lines += accounting_section(runs, method_label)
     lines += ["", "## Chart", ""]
     if chart_note:

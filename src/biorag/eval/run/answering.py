@@ -129,6 +129,13 @@ def _prediction_record(
         "evidence": [e.chunk_id or "" for e in evidence],
         "documents": documents,
         **({"snippets": snippets} if snippets is not None else {}),
+        # the answer's own sentences with their citations and verdicts (citation quality)
+        "cited_sentences": [x.model_dump(exclude_none=True) for x in answer.sentences]
+        if answer is not None
+        else [],
+        "verification": answer.verification.model_dump()
+        if answer is not None and answer.verification is not None
+        else None,
         "notes": list(answer.notes) if answer is not None else [],
         "accounting": {k: accounting.get(k, {}) for k in ("stages", "total")},
         "seconds": round(seconds, 4),

@@ -28,6 +28,7 @@ from biorag.eval.judging import five_point
 from biorag.eval.run.records import answer_sha256, judged_text, judgment_key, latest_records
 from biorag.llm.accounting import StageStats
 from biorag.util.secrets import mask_argv
+from biorag.verify.support import citation_quality
 
 log = logging.getLogger("biorag.eval")
 
@@ -277,6 +278,18 @@ def compute_metrics(
                     entry["by_subset"][s] = {"n": len(its), "accuracy": round(ok / len(its), 6)}
         if scores is not None:
             entry["scores"] = scores
+        if not mc:
+            cited = [x for r in recs if not r.get("error") for x in r.get("cited_sentences") or []]
+            try:  # as with the scores: a bad record must not lose the run's metrics
+                if cited:
+                    entry["citations"] = citation_quality(cited)
+                    kinds = [(r.get("verification") or {}).get("verifier") for r in recs]
+                    entry["citations"]["verifiers"] = {
+                        k: kinds.count(k) for k in sorted({k for k in kinds if k})
+                    }
+            except Exception as e:
+                log.warning("citation quality for %s failed: %s", m, e)
+                entry["citations_error"] = f"{type(e).__name__}: {e}"
         entry["accounting_per_question"] = _mean_accounting(recs)
         entry["accounting_total"] = sum_accounting(recs)
         secs = [float(r.get("seconds") or 0.0) for r in recs]

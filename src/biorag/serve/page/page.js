@@ -119,12 +119,30 @@ function markedPassage(text, sentence) {
   return out;
 }
 
-function showEvidence(n, sentence) {
+// The verifier's deciding span (character offsets into the passage), marked as it is.
+function spanPassage(text, span) {
+  const out = el("div");
+  out.append(document.createTextNode(text.slice(0, span.start)), el("mark", text.slice(span.start, span.end)), document.createTextNode(text.slice(span.end)));
+  return out;
+}
+
+const VERDICT_TEXT = { supported: "supported", partly_supported: "partly supported", not_supported: "not supported", contradicted: "contradicted" };
+
+function showEvidence(n, sentence, verdict) {
   for (const li of $("evidence").children) {
     const on = li.dataset.n === String(n);
     li.classList.toggle("shown", on);
+    const old = li.querySelector(".verdict");
+    if (old) old.remove();
     if (on) {
-      li.querySelector(".passage").replaceWith(Object.assign(markedPassage(li.dataset.text, sentence), { className: "passage" }));
+      const text = li.dataset.text, span = verdict && verdict.span;
+      // offsets are code points on the server and UTF-16 units here: mark only a span that reads the same
+      const good = span && span.end > span.start && text.slice(span.start, span.end) === span.text;
+      li.querySelector(".passage").replaceWith(Object.assign(good ? spanPassage(text, span) : markedPassage(text, sentence), { className: "passage" }));
+      if (verdict) {
+        const v = el("p", "This passage: " + VERDICT_TEXT[verdict.label] + (verdict.reason ? " (" + verdict.reason + ")" : ""), "verdict " + verdict.label);
+        li.append(v);
+      }
       li.scrollIntoView({ block: "nearest" });
       li.focus();
     }
@@ -177,24 +195,39 @@ function render(ans) {
   $("letter").textContent = ans.answer ? (ans.answer + (ans.answer_text && ans.answer_text !== ans.answer ? ". " + ans.answer_text : "")) : "";
   const numberOf = new Map();
   $("evidence").replaceChildren(...(ans.evidence || []).map((e, i) => {
-    if (e.chunk_id) numberOf.set(e.chunk_id, i + 1);
+    // the id sentences cite it by (methods.base.evidence_key)
+    const key = e.chunk_id || (e.kind === "triplet" ? "triplet:" + (e.rank || i + 1) : null);
+    if (key && !numberOf.has(key)) numberOf.set(key, i + 1);
     return evidenceItem(e, i + 1);
   }));
   const para = $("sentences");
   para.replaceChildren();
   for (const s of ans.sentences || []) {
-    para.append(document.createTextNode(s.text + " "));
+    const support = s.support || null, label = support ? support.label : "";
+    const sent = el("span", s.text, "sentence" + (label ? " " + label : ""));
+    if (label) sent.dataset.support = label;
+    para.append(sent);
+    if (label && !(s.chunk_ids || []).length) {
+      para.append(el("span", " (no source cited)", "flag uncited"));
+    } else if (label === "not_supported" || label === "contradicted") {
+      const flag = el("span", label === "contradicted" ? " ⚠ contradicted by its sources" : " ⚠ not supported by its sources", "flag " + label);
+      para.append(flag);
+    }
+    para.append(document.createTextNode(" "));
+    const verdictOf = new Map(((support && support.verdicts) || []).map((v) => [v.passage_id, v]));
     for (const c of s.chunk_ids || []) {
       const n = numberOf.get(c);
       if (!n) continue;
       const b = el("button", "[" + n + "]", "cite");
       b.type = "button";
       b.setAttribute("aria-label", "show evidence " + n);
-      b.addEventListener("click", () => showEvidence(n, s.text));
+      b.addEventListener("click", () => showEvidence(n, s.text, verdictOf.get(c)));
       para.append(b);
     }
     para.append(document.createTextNode(" "));
   }
+  const ver = ans.verification;
+  $("verification").textContent = ver ? `Sentences checked (${ver.verifier === "llm" ? "by the model" : "by rules, a floor"}): ` + Object.entries(ver.counts || {}).filter(([, n]) => n).map(([k, n]) => `${n} ${VERDICT_TEXT[k] || k}`).join(", ") : "";
   $("notes").textContent = (ans.notes || []).join(" · ");
   const acc = ans.accounting || {}, total = acc.total || {};
   $("accounting").textContent = `LLM calls ${total.calls || 0}, tokens ${(total.prompt_tokens || 0) + (total.completion_tokens || 0)}, ${(acc.wall_s || 0).toFixed(2)} s`;
