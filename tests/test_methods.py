@@ -158,7 +158,7 @@ def test_free_text_answer_maps_citations_to_chunks(tmp_path, corpus_file, hash_e
     rt.close()
     ids = [e.chunk_id for e in ans.evidence]
     assert [s.chunk_ids for s in ans.sentences] == [[ids[0]], [ids[0], ids[1]], []]
-    assert ans.sentences[0].text == "Atorvastatin lowers LDL cholesterol ."
+    assert ans.sentences[0].text == "Atorvastatin lowers LDL cholesterol."
 
 
 def test_retrieve_read_floor_without_llm(tmp_path, corpus_file, hash_embedder):

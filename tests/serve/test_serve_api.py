@@ -150,7 +150,7 @@ async def test_a_streamed_ask_sends_its_stages_then_the_result(tmp_path, hash_em
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         events = sse_events(r.text)
         stages = [(d["stage"], d["status"]) for kind, d in events if kind == "stage"]
-        order = ["retrieve", "extract", "graph", "summarize", "answer"]
+        order = ["retrieve", "extract", "graph", "summarize", "answer", "verify"]
         assert [s for s, st in stages if st == "started"] == order
         assert [s for s, st in stages if st == "finished"] == order
         kind, result = events[-1]

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 from biorag.corpus.datasets.base import Question
 from biorag.methods.details import AnswerDetails, ContextFit, MethodDetails
 from biorag.runtime import Runtime
-from biorag.verify.models import SentenceSupport, Verification
+from biorag.verify.models import SentenceSupport, Verification, evidence_key
 
 
 class AnswerSentence(BaseModel):
@@ -106,16 +106,6 @@ class Answer(BaseModel):
     def with_trace(self, trace: Any) -> Answer:
         self._trace = trace
         return self
-
-
-def evidence_key(evidence: dict[str, Any], position: int) -> str | None:
-    """The id sentences cite an evidence entry by (as dumped; ``position`` 1-based): its
-    ``chunk_id``, or ``triplet:<rank>`` for a triplet."""
-    if evidence.get("chunk_id"):
-        return str(evidence["chunk_id"])
-    if evidence.get("kind") == "triplet":
-        return f"triplet:{evidence.get('rank') or position}"
-    return None
 
 
 def evidence_numbers(answer: dict[str, Any]) -> dict[str, int]:

@@ -17,18 +17,51 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from biorag.config import AnswerSettings
 from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.llm.base import ChatModel
-from biorag.methods.base import Answer, evidence_key
 from biorag.verify.align import Thresholds, candidate_spans, verify_pairs
 from biorag.verify.llm_verifier import Pair, estimate_tokens, verify_with_llm
-from biorag.verify.models import LABELS, PassageVerdict, SentenceSupport, Verification
+from biorag.verify.models import (
+    LABELS,
+    PassageVerdict,
+    SentenceSupport,
+    Verification,
+    evidence_key,
+)
 from biorag.verify.support import union_label
+
+
+class _Sentence(Protocol):
+    text: str
+    chunk_ids: list[str]
+    support: SentenceSupport | None
+
+
+class _Evidence(Protocol):
+    @property
+    def text(self) -> str: ...
+
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class Answer(Protocol):
+    """What the check reads and writes of an answer (a :class:`biorag.methods.base.Answer`;
+    verify imports nothing of the methods)."""
+
+    @property
+    def sentences(self) -> Sequence[_Sentence]: ...
+
+    @property
+    def evidence(self) -> Sequence[_Evidence]: ...
+
+    verification: Verification | None
+    notes: list[str]
+
 
 RULES_NOTE = (
     "sentences checked by claim alignment (no LLM: word and embedding similarity with "
@@ -73,13 +106,16 @@ def choose_verifier(
     )
 
 
+A = TypeVar("A", bound=Answer)
+
+
 async def verify_answer(
-    answer: Answer,
+    answer: A,
     settings: AnswerSettings,
     embedder: Embedder | Callable[[], Embedder],
     llm: ChatModel | None,
     answer_tokens: int = 0,
-) -> Answer:
+) -> A:
     """``answer`` with a :class:`SentenceSupport` on each sentence and its ``verification``.
 
     ``embedder`` may be a function giving it (called only when some sentence cites a passage:

@@ -3,7 +3,7 @@ sentence's verdict over the union of its citations, and what the check was and c
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -57,3 +57,13 @@ class Verification(BaseModel):
     tokens: int = Field(default=0, description="LLM tokens the check used (0 for rules)")
     seconds: float = 0.0
     note: str = ""
+
+
+def evidence_key(evidence: dict[str, Any], position: int) -> str | None:
+    """The id sentences cite an evidence entry by (as dumped; ``position`` 1-based): its
+    ``chunk_id``, or ``triplet:<rank>`` for a triplet."""
+    if evidence.get("chunk_id"):
+        return str(evidence["chunk_id"])
+    if evidence.get("kind") == "triplet":
+        return f"triplet:{evidence.get('rank') or position}"
+    return None

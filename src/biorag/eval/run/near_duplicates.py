@@ -115,7 +115,9 @@ def near_duplicates(
     for (i, j, cos), with_answers in zip(candidates, pair, strict=True):
         if with_answers is not None and with_answers < threshold:
             continue  # alike questions, different answers
-        both = min(cos, cos if with_answers is None else with_answers)
+        # rounded: one text embedded in two batches differs in the last float bits, and a tie
+        # must go to the first source, however the sources were blocked
+        both = round(min(cos, cos if with_answers is None else with_answers), 5)
         if both > score.get(i, -2.0):
             score[i] = both
             best[i] = (
