@@ -1,0 +1,88 @@
+"""Which claims CLAIMS' summaries take, by the ``summary_min_relevance`` threshold: on the demo's
+40 bundled questions over its 200 bundled abstracts (no LLM: rule claims, extractive
+summaries, the bi-encoder's relevance scores), the share of summary claims that come from the
+question's own abstract (the one relevant document of a PubMedQA question), the summary claims
+per question, and the floor's accuracy.
+
+    python benchmarks/bench_summary_relevance.py [--thresholds none,0.2,0.3,0.4,0.5]
+
+The demo index is built once under ``benchmarks/.cache/summary_relevance`` (the demo's
+chunking). Writes ``benchmarks/results/summary_relevance.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from _bench import pin_threads, provenance
+
+THREADS = pin_threads()
+
+from biorag import BioRAG  # noqa: E402
+from biorag.config import Settings  # noqa: E402
+from biorag.util.files import write_text_atomic  # noqa: E402
+
+CACHE = Path(__file__).parent / ".cache" / "summary_relevance"
+OUT = Path(__file__).parent / "results" / "summary_relevance.json"
+
+
+def demo_index(settings: Settings) -> Path:
+    from biorag.cli.demo_cmd import demo_chunking
+    from biorag.corpus.loaders import load_corpus
+    from biorag.retrieve.index import IndexDir, index_stats
+    from biorag.runtime import Runtime
+
+    path = CACHE / "demo-index"
+    if (path / "manifest.json").is_file() and index_stats(path)["complete"]:
+        return path
+    with Runtime(settings, []) as rt:
+        chunking, _ = demo_chunking(settings.chunking, rt)
+        data = resources.files("biorag.demo.data").joinpath("pubmedqa_sample.jsonl")
+        with resources.as_file(data) as sample:
+            loaded = load_corpus(sample, "jsonl", source="pubmedqa-sample")
+        with IndexDir(path, rt.embedder, chunking, settings.retrieval, name="demo") as idx:
+            idx.add(loaded)
+    return path
+
+
+def run(rag: BioRAG, questions: list[dict[str, Any]], threshold: float | None) -> dict[str, Any]:
+    own = total = correct = 0
+    for q in questions:
+        a = rag.ask(q["question"], q["options"], method="claims", summary_min_relevance=threshold)
+        d = a.details
+        doc_of = {c.id: c.doc_id for c in d.claims}
+        source_of = {e.doc_id: e.source_id for e in a.evidence}
+        ids = [cid for s in d.summaries for cid in s.claim_ids]
+        total += len(ids)
+        own += sum(1 for cid in ids if source_of.get(doc_of.get(cid, "")) == q["id"])
+        correct += a.answer == q["gold"]
+    n = len(questions)
+    return {"threshold": threshold, "questions": n, "summary_claims": total,
+            "summary_claims_per_question": round(total / n, 2),
+            "own_abstract_share": round(own / max(total, 1), 4),
+            "accuracy": round(correct / n, 4)}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--thresholds", default="none,0.2,0.3,0.4,0.5")
+    ap.add_argument("--threads", default=THREADS)
+    args = ap.parse_args()
+    settings = Settings.model_validate({"home": str(CACHE / "home"), "answer": {"verify": "off"}})
+    index = demo_index(settings)
+    raw = resources.files("biorag.demo.data").joinpath("questions.jsonl").read_text("utf-8")
+    questions = [json.loads(x) for x in raw.splitlines() if x.strip()]
+    rows = []
+    with BioRAG(index, settings=settings) as rag:
+        for t in args.thresholds.split(","):
+            rows.append(run(rag, questions, None if t == "none" else float(t)))
+            print(json.dumps(rows[-1]))
+    write_text_atomic(OUT, json.dumps({**provenance(), "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
