@@ -87,3 +87,8 @@ def test_a_hedge_is_not_made_a_fact_and_names_keep_their_case():
     assert without_expletive("There was p53 loss in 12 tumours.") == (
         "p53 loss in 12 tumours was observed."
     )
+
+
+def test_an_indirect_question_is_no_claim_but_an_unknown_is():
+    assert claim_problem("Whether there is an association between CRP and sepsis.") == "question"
+    assert claim_problem("Whether patients benefit from surgery remains unclear.") == ""

@@ -156,7 +156,10 @@ _ENUMERATION_RE = re.compile(
 _QUESTION_RE = re.compile(
     r"^(?:In particular,?\s+|Moreover,?\s+|And\s+|But\s+)?(?:(?:Is|Are|Was|Were|Do|Does|Did|"
     r"Can|Could|Should|Would|Will|Has|Have|Had)\s(?!not\b)|(?<=particular, )(?:is|are|was|were|"
-    r"do|does|did|can|could|should|would|will|has|have|had)\s)"
+    r"do|does|did|can|could|should|would|will|has|have|had)\s|"
+    # "Whether X ..." asks, unless the clause goes on to say it is unclear, unknown ...
+    r"Whether\s(?!.*\b(?:remains?|is|was|are|were)\s(?:still\s)?(?:unclear|unknown|uncertain|"
+    r"not known|controversial|debated)\b))"
 )
 #: subjects that are no entity: pronouns, expletives, the authors and their study
 _CONNECTIVE = (
