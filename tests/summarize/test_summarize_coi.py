@@ -161,3 +161,16 @@ async def test_test_summary_shows_the_options_only_when_switched_on():
     [call] = stage_calls(backend, "coi_test_summary")
     assert "A. Amlodipine" in call.last_user_message()
     assert "do not choose an answer option" in call.last_user_message()
+
+
+async def test_candidates_below_the_least_relevance_are_left_out(hash_embedder):
+    graph = five_claims()
+    reranker = MapReranker({c.text: c.score for c in graph.claims.values()})
+    summ = ExtractiveSummarizer(hash_embedder)
+    cois = await select_claims_of_interest(graph, QUESTION, OPTIONS, reranker, summ, top_k=6,
+                                           min_score=0.65)  # fmt: skip
+    assert {c.claim_id for c in cois} | {m for c in cois for m in c.merged} == {"X1", "X2", "X3"}
+    # the best claim stays whatever the threshold
+    cois = await select_claims_of_interest(graph, QUESTION, OPTIONS, reranker, summ, top_k=6,
+                                           min_score=5.0)  # fmt: skip
+    assert [c.claim_id for c in cois] == ["X1"]

@@ -86,13 +86,18 @@ async def select_claims_of_interest(
     reranker: Any,
     summarizer: Summarizer,
     top_k: int = 10,
+    min_score: float | None = None,
 ) -> list[ClaimOfInterest]:
     """The claims of interest for ``question``, best first (see the module docstring).
 
     ``reranker`` needs ``score(query, texts) -> array`` (or an async ``ascore``); the test
     summaries are scored against the question alone, the options enter only the prompts.
+    ``min_score``: candidates scoring below it are left out (the best one always stays);
+    None: the top ``top_k`` whatever their scores, as the paper.
     """
     candidates = sorted(graph.claims.values(), key=lambda c: -c.score)[: max(top_k, 0)]
+    if min_score is not None and candidates:
+        candidates = [candidates[0], *(c for c in candidates[1:] if c.score >= min_score)]
     if not candidates:
         return []
     summaries = await summarizer.test_summaries(
