@@ -4,7 +4,11 @@ summaries, the bi-encoder's relevance scores), the share of summary claims that 
 question's own abstract (the one relevant document of a PubMedQA question), the summary claims
 per question, and the floor's accuracy.
 
-    python benchmarks/bench_summary_relevance.py [--thresholds none,0.2,0.3,0.4,0.5]
+    python benchmarks/bench_summary_relevance.py [--thresholds none,0.2,0.3,0.4,0.5,0.6]
+        [--held-out 200] [--held-out-thresholds none,0.4]
+
+``--held-out``: the same on 200 other PubMedQA abstracts and their questions
+(``../shared/data``), a set the thresholds were not looked at on.
 
 The demo index is built once under ``benchmarks/.cache/summary_relevance`` (the demo's
 chunking). Writes ``benchmarks/results/summary_relevance.json``.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,8 @@ from biorag.config import Settings  # noqa: E402
 from biorag.util.files import write_text_atomic  # noqa: E402
 
 CACHE = Path(__file__).parent / ".cache" / "summary_relevance"
+DATA = Path(os.environ.get("BIORAG_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared"
+                           / "data"))  # fmt: skip
 OUT = Path(__file__).parent / "results" / "summary_relevance.json"
 
 
@@ -47,6 +54,37 @@ def demo_index(settings: Settings) -> Path:
         with IndexDir(path, rt.embedder, chunking, settings.retrieval, name="demo") as idx:
             idx.add(loaded)
     return path
+
+
+def pubmedqa_set(settings: Settings, n: int) -> tuple[Path, list[dict[str, Any]]]:
+    """An index of ``n`` PubMedQA abstracts not in the demo sample (the first PMIDs of
+    ``ori_pqal.json``, contexts joined) and their questions: a set the threshold was not
+    looked at on."""
+    from biorag.cli.demo_cmd import demo_chunking
+    from biorag.corpus.loaders import load_corpus
+    from biorag.retrieve.index import IndexDir, index_stats
+    from biorag.runtime import Runtime
+
+    raw = resources.files("biorag.demo.data").joinpath("pubmedqa_sample.jsonl")
+    demo = {str(json.loads(x)["id"]) for x in raw.read_text("utf-8").splitlines() if x.strip()}
+    data = json.loads((DATA / "pubmedqa" / "ori_pqal.json").read_text(encoding="utf-8"))
+    pmids = [p for p in sorted(data) if p not in demo][:n]
+    letter = {"yes": "A", "no": "B", "maybe": "C"}
+    options = {"A": "yes", "B": "no", "C": "maybe"}
+    questions = [{"id": p, "question": data[p]["QUESTION"], "options": options,
+                  "gold": letter[data[p]["final_decision"]]} for p in pmids]  # fmt: skip
+    path = CACHE / f"pubmedqa-{n}-index"
+    if not ((path / "manifest.json").is_file() and index_stats(path)["complete"]):
+        corpus = CACHE / f"pubmedqa-{n}.jsonl"
+        corpus.parent.mkdir(parents=True, exist_ok=True)
+        corpus.write_text("".join(json.dumps({"id": p, "text": "\n".join(data[p]["CONTEXTS"])})
+                                  + "\n" for p in pmids), encoding="utf-8")  # fmt: skip
+        with Runtime(settings, []) as rt:
+            chunking, _ = demo_chunking(settings.chunking, rt)
+            loaded = load_corpus(corpus, "jsonl", source="pubmedqa")
+            with IndexDir(path, rt.embedder, chunking, settings.retrieval, name="pqa") as idx:
+                idx.add(loaded)
+    return path, questions
 
 
 def run(rag: BioRAG, questions: list[dict[str, Any]], threshold: float | None) -> dict[str, Any]:
@@ -70,6 +108,8 @@ def run(rag: BioRAG, questions: list[dict[str, Any]], threshold: float | None) -
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--thresholds", default="none,0.2,0.3,0.4,0.5")
+    ap.add_argument("--held-out", type=int, default=200, help="PubMedQA abstracts (0: none)")
+    ap.add_argument("--held-out-thresholds", default="none,0.4")
     ap.add_argument("--threads", default=THREADS)
     args = ap.parse_args()
     settings = Settings.model_validate({"home": str(CACHE / "home"), "answer": {"verify": "off"}})
@@ -81,7 +121,15 @@ def main() -> None:
         for t in args.thresholds.split(","):
             rows.append(run(rag, questions, None if t == "none" else float(t)))
             print(json.dumps(rows[-1]))
-    write_text_atomic(OUT, json.dumps({**provenance(), "rows": rows}, indent=1) + "\n")
+    held_out = []
+    if args.held_out and (DATA / "pubmedqa").is_dir():
+        path, pqa = pubmedqa_set(settings, args.held_out)
+        with BioRAG(path, settings=settings) as rag:
+            for t in args.held_out_thresholds.split(","):
+                held_out.append(run(rag, pqa, None if t == "none" else float(t)))
+                print(json.dumps(held_out[-1]))
+    out = {**provenance(), "rows": rows, "held_out": held_out}
+    write_text_atomic(OUT, json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -42,10 +42,12 @@ def rule_claims() -> str:
 def summary_relevance() -> str:
     path = "summary_relevance.json"
     data = result(path)
-    rows = [[("none (the paper)" if r["threshold"] is None else num(r["threshold"], 2)),
+    sets = [("the demo's 40 questions, 200 abstracts", data["rows"]),
+            ("200 other PubMedQA questions and abstracts", data.get("held_out") or [])]  # fmt: skip
+    rows = [[name, ("none (the paper)" if r["threshold"] is None else num(r["threshold"], 2)),
              str(r["questions"]), num(r["summary_claims_per_question"], 2),
              num(r["own_abstract_share"]), num(r["accuracy"])]
-            for r in data["rows"]]  # fmt: skip
-    head = ["summary_min_relevance", "questions", "summary claims / question",
+            for name, found in sets for r in found]  # fmt: skip
+    head = ["set", "summary_min_relevance", "questions", "summary claims / question",
             "from the question's own abstract", "floor accuracy"]  # fmt: skip
-    return "\n\n".join([table(head, rows, "lrrrr"), source(path)])
+    return "\n\n".join([table(head, rows, "llrrrr"), source(path)])
