@@ -38,22 +38,11 @@ OUT = Path(__file__).parent / "results" / "summary_relevance.json"
 
 
 def demo_index(settings: Settings) -> Path:
-    from biorag.cli.demo_cmd import demo_chunking
-    from biorag.corpus.loaders import load_corpus
-    from biorag.retrieve.index import IndexDir, index_stats
+    from biorag.cli.demo_cmd import ensure_demo_index
     from biorag.runtime import Runtime
 
-    path = CACHE / "demo-index"
-    if (path / "manifest.json").is_file() and index_stats(path)["complete"]:
-        return path
     with Runtime(settings, []) as rt:
-        chunking, _ = demo_chunking(settings.chunking, rt)
-        data = resources.files("biorag.demo.data").joinpath("pubmedqa_sample.jsonl")
-        with resources.as_file(data) as sample:
-            loaded = load_corpus(sample, "jsonl", source="pubmedqa-sample")
-        with IndexDir(path, rt.embedder, chunking, settings.retrieval, name="demo") as idx:
-            idx.add(loaded)
-    return path
+        return ensure_demo_index(CACHE, rt)
 
 
 def pubmedqa_set(settings: Settings, n: int) -> tuple[Path, list[dict[str, Any]]]:

@@ -37,7 +37,7 @@ THREADS = pin_threads()
 from biorag.util.files import write_text_atomic  # noqa: E402
 from biorag.verify.align import Thresholds, verify_pairs  # noqa: E402
 from biorag.verify.models import PassageVerdict  # noqa: E402
-from biorag.verify.support import union_label  # noqa: E402
+from biorag.verify.support import strongest, union_label  # noqa: E402
 from verify_set import build  # noqa: E402
 
 DATA = Path(os.environ.get("BIORAG_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared"
@@ -88,12 +88,7 @@ def rules_scored(items: list[Any], embedder: Any) -> tuple[list[list[PassageVerd
 def relabel(verdicts: list[list[PassageVerdict]], th: Thresholds) -> list[str]:
     from biorag.verify.align import label_of
 
-    rank = {"supported": 3, "contradicted": 2, "partly_supported": 1, "not_supported": 0}
-    out = []
-    for vs in verdicts:
-        labels = [label_of(v.score, v.reason, th) for v in vs] or ["not_supported"]
-        out.append(max(labels, key=rank.__getitem__))
-    return out
+    return [strongest(label_of(v.score, v.reason, th) for v in vs) for vs in verdicts]
 
 
 def tune(gold: list[str], verdicts: list[list[PassageVerdict]]) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from tests.executor.cli_runs import BIORAG, kill_midway, no_llm_env, whole_lines
 N_QUESTIONS = 8
 METHODS = "retrieve-read,claims"
 # what a pair's answer is; seconds, token counts and accounting differ from run to run
-SAME = ("prediction", "correct", "parse_failed", "evidence", "documents", "context", "error")
+SAME = ("prediction", "correct", "parse_failed", "evidence", "documents", "context", "error",
+        "cited_sentences")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +74,12 @@ def test_an_eval_on_ray_answers_as_a_local_one(ray_cluster, inputs, local_run, t
     assert "answered on ray: 2 workers" in r.stderr  # one actor on each worker node
     got, want = _answers(out), _answers(local_run)
     assert len(got) == N_QUESTIONS * 2 and got == want
+    # every sentence answered on Ray carries its verdict, the same as answered here
+    sentences = [s for a in got.values() for s in a["cited_sentences"]]
+    assert sentences and all(s["support"]["label"] for s in sentences)
+    assert all(
+        r["verification"]["verifier"] == "rules" for r in _records(out) if r["cited_sentences"]
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     local = json.loads((local_run / "metrics.json").read_text())
     for m in METHODS.split(","):

@@ -47,7 +47,8 @@ def demo_chunking(chunking: ChunkingSettings, rt: Runtime) -> tuple[ChunkingSett
 
 
 def ensure_demo_index(home: Path, rt: Runtime) -> Path:
-    """Build the demo index under ``home`` unless a complete one is already there."""
+    """Build the demo index under ``home`` with ``rt``'s embedder and settings, unless a
+    complete one is already there (also the benchmarks' demo index)."""
     path = home / "demo-index"
     if (path / "manifest.json").is_file():
         stats = index_stats(path)
@@ -57,7 +58,7 @@ def ensure_demo_index(home: Path, rt: Runtime) -> Path:
             built = stats["embed_model"]
             typer.echo(f"the demo index was built with {built}: rebuilding it", err=True)
             shutil.rmtree(path)
-    s = STATE.settings()
+    s = rt.settings
     chunking, how = demo_chunking(s.chunking, rt)
     typer.echo(f"building the demo index in {path} (once{how})...", err=True)
     with resources.as_file(resources.files(DATA).joinpath("pubmedqa_sample.jsonl")) as sample:

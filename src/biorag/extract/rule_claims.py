@@ -237,9 +237,9 @@ def _finite_verb(tokens: list[Token], flags: list[bool], i: int) -> bool:
 
 
 def claim_problem(clause: str, min_words: int = 3) -> str:
-    """Why ``clause`` is no claim ("" when it is one): a question, an enumeration item, a
-    fragment without a finite verb, too short, or a subject that names no entity (a pronoun, an
-    expletive, "we", "our study")."""
+    """Why ``clause`` is no claim ("" when it is one): too short, a question, an enumeration
+    item, an aim, a subject that names no entity (a pronoun, "we", "our study"; an expletive is
+    rewritten before, :func:`without_expletive`), or a fragment without a finite verb."""
     text = clause.strip()
     tokens = tokenize(text)
     words = [t for t in tokens if t.is_word]

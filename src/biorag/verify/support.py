@@ -28,11 +28,15 @@ _RANK: dict[str, int] = {
 }  # fmt: skip
 
 
+def strongest(labels: Iterable[Label]) -> Label:
+    """The sentence's verdict over its passages' ``labels`` (not supported when there are
+    none)."""
+    return max(labels, key=lambda label: _RANK[label], default="not_supported")
+
+
 def union_label(verdicts: Sequence[PassageVerdict]) -> Label:
     """The sentence's verdict over all of ``verdicts`` (its cited passages)."""
-    if not verdicts:
-        return "not_supported"
-    return max((v.label for v in verdicts), key=lambda label: _RANK[label])
+    return strongest(v.label for v in verdicts)
 
 
 def citation_counts(sentences: Iterable[dict[str, Any]]) -> dict[str, int]:
