@@ -231,3 +231,26 @@ def test_strata_build_stats_and_query_with_the_configured_embedder(run, tmp_path
     asked = run("strata", "query", "drugs-for", "breast cancer", "--strata", "s", "--json")
     assert asked.exit_code == 0, asked.output
     assert [r["drug"] for r in json.loads(asked.stdout)["result"]] == ["Trastuzumab"]
+
+
+def test_retrieve_with_new_settings_reports_them_and_a_bad_pairs_file_is_one_line(
+    run, tmp_path, corpus_file, monkeypatch
+):
+    assert run("index", "build", "--corpus", str(corpus_file), "--out", "idx").exit_code == 0
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "q1", "text": "LDL cholesterol and statins"}\n')
+    monkeypatch.setenv("BIORAG_RETRIEVAL_PRF", "rm3")
+    monkeypatch.setenv("BIORAG_RETRIEVAL_ABBREVIATIONS", "corpus")
+    res = run("retrieve", "--index", "idx", "--queries", str(q), "--level", "doc",
+              "--out", "r.trec", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    differ = json.loads(res.stdout)["settings_differ"]["idx"]
+    assert "retrieval.prf='rm3' (built with 'none')" in differ
+    assert (tmp_path / "r.trec").read_text().startswith("q1 Q0 1002 1 ")
+    bad = tmp_path / "pairs.tsv"
+    bad.write_text("LDL low-density lipoprotein\n")
+    monkeypatch.setenv("BIORAG_RETRIEVAL_ABBREVIATIONS", str(bad))
+    res = run("retrieve", "--index", "idx", "--queries", str(q), "--out", "r2.trec")
+    assert res.exit_code != 0 and "Traceback" not in res.stderr
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert "retrieval.abbreviations: pairs.tsv line 1 is not short<TAB>long" in line

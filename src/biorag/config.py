@@ -185,6 +185,37 @@ class RetrievalSettings(_Section):
     )
     dense_index: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
     hnsw_min_size: int = Field(default=200_000, ge=1)
+    doc_score: Literal["max", "sum", "top2"] = Field(
+        default="max",
+        description="a document's score at document level: its best chunk's (max), or the sum "
+        "of its chunks' (sum) or of its two best (top2) fused scores",
+    )
+    prf: Literal["none", "rm3"] = Field(
+        default="none", description="pseudo-relevance feedback on BM25: none, or RM3"
+    )
+    prf_docs: int = Field(default=10, ge=1, description="RM3: feedback chunks")
+    prf_terms: int = Field(default=10, ge=1, description="RM3: expansion terms")
+    prf_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="RM3: the original query's weight"
+    )
+    abbreviations: str = Field(
+        default="off",
+        description="abbreviation expansion of queries: off; corpus = Schwartz-Hearst pairs "
+        'mined from the index; or a pairs file (JSON {"CRP": "C-reactive protein"} or '
+        "short<TAB>long lines)",
+    )
+    abbreviations_for: Literal["bm25", "all"] = Field(
+        default="bm25", description="which retrievers see the expanded query"
+    )
+    second_encoder: str | None = Field(
+        default=None,
+        description="a second dense encoder fused with the index's own (all-mpnet-base-v2, or "
+        "a local sentence-transformers directory); its vectors are built beside the index on "
+        "first use",
+    )
+    second_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="the second encoder's weight in the fusion"
+    )
 
     @field_validator("corpus_retrievers", mode="before")
     @classmethod

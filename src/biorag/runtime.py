@@ -65,6 +65,7 @@ class Runtime:
         self._shared: SharedLLM | None = shared_llm
         self._owns_shared = shared_llm is None
         self._embedder = embedder
+        self._embedder2: Embedder | None = None
         self._reranker = reranker
         self._searcher = searcher
         self._variants: dict[str, SharedLLM] = {}
@@ -138,6 +139,26 @@ class Runtime:
                 self._embedder = build_embedder(s.embed, cache)
             return self._embedder
 
+    def _second_embedder(self) -> Embedder:
+        """The encoder ``retrieval.second_encoder`` names, with ``[embed]``'s other settings
+        and cache (built on the first search that fuses it)."""
+        if self._parent is not None:
+            return self._parent._second_embedder()
+        with self._lock:
+            self._check_open()
+            if self._embedder2 is None:
+                from biorag.embed.factory import build_embedder
+
+                s = self.settings
+                model = s.retrieval.second_encoder or s.embed.model
+                conf = s.embed.model_copy(
+                    update={"model": model, "backend": "sentence-transformers"}
+                )
+                self._embedder2 = build_embedder(
+                    conf, s.embed_cache_dir() if s.embed.cache else None
+                )
+            return self._embedder2
+
     @property
     def searcher(self) -> MultiSearcher:
         """The indexes of ``index_paths``, searched together (built on first use); a child
@@ -164,7 +185,13 @@ class Runtime:
                 retrieval = self.settings.retrieval
                 self._searcher = MultiSearcher(
                     [
-                        Searcher(p, lambda: self.embedder, retrieval, self.settings.index)
+                        Searcher(
+                            p,
+                            lambda: self.embedder,
+                            retrieval,
+                            self.settings.index,
+                            self._second_embedder,
+                        )
                         for p in self.index_paths
                     ]
                 )
@@ -212,7 +239,9 @@ class Runtime:
         retrieval = self.settings.retrieval
         fresh = MultiSearcher(
             [
-                Searcher(p, lambda: self.embedder, retrieval, self.settings.index)
+                Searcher(
+                    p, lambda: self.embedder, retrieval, self.settings.index, self._second_embedder
+                )
                 for p in self.index_paths
             ]
         )

@@ -256,3 +256,26 @@ def test_an_excluded_document_never_comes_back_from_milvus(
                 assert ex.hits >= 1 and ex.found == {"1002"}, (retriever, level)
     finally:
         remote.close()
+
+
+def test_abbreviation_expansion_reaches_milvus_and_local_only_settings_are_refused(
+    tmp_path: Path, hash_embedder: HashEmbedder, milvus: IndexSettings
+) -> None:
+    docs = [
+        Document.create(source_id="defines", text="Serum C-reactive protein (CRP) in children."),
+        Document.create(source_id="long", text="C-reactive protein rises in appendicitis."),
+        Document.create(source_id="far", text="Statins lower LDL cholesterol."),
+    ]
+    with IndexDir(tmp_path / "m", hash_embedder, name="m", index=milvus) as idx:
+        idx.add(docs)
+    plain = Searcher(tmp_path / "m", hash_embedder, index=milvus)
+    assert [p.source_id for p in plain.search(["CRP"], k=3, retriever="bm25")[0]] == ["defines"]
+    st = RetrievalSettings(abbreviations="corpus")
+    s = Searcher(tmp_path / "m", hash_embedder, st, index=milvus)
+    got = [p.source_id for p in s.search(["CRP"], k=3, retriever="bm25", level="doc")[0]]
+    assert set(got) == {"defines", "long"}
+    for setting in ({"prf": "rm3"}, {"second_encoder": "all-mpnet-base-v2"}):
+        with pytest.raises(BioragError) as e:
+            Searcher(tmp_path / "m", hash_embedder, RetrievalSettings(**setting), index=milvus)
+        (name,) = setting
+        assert f"retrieval.{name} is not available with the Milvus backend" in str(e.value)

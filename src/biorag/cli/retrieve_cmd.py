@@ -77,6 +77,8 @@ def retrieve(
         "retriever": retriever,
         "level": level,
         "k": k,
+        # the settings each index was searched with that differ from those it was built with
+        "settings_differ": {sr.name: sr.settings_differ for sr in searchers if sr.settings_differ},
     }
     if as_json:
         emit_json(summary)

@@ -198,16 +198,22 @@ class BM25Scorer:
         avgdl = total_len / n_live if n_live else 1.0
         self.norms = [k1 * ((1.0 - b) + b * seg.lengths / avgdl) for seg, _ in self.parts]
 
-    def scores(self, tokens: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """For each segment, ``(rows, scores)`` of its live rows sharing a term with the query."""
+    def scores(
+        self, tokens: Sequence[str], weights: dict[str, float] | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each segment, ``(rows, scores)`` of its live rows sharing a term with the query;
+        ``weights`` (term -> weight, as RM3 gives) replace the tokens' counts when given."""
         empty: list[tuple[np.ndarray, np.ndarray]] = [
             (np.zeros(0, np.int32), np.zeros(0)) for _ in self.parts
         ]
-        if not self.n_live or not tokens:
+        if not self.n_live or not (tokens or weights):
             return empty
-        uniq: dict[str, int] = {}
-        for t in tokens:
-            uniq[t] = uniq.get(t, 0) + 1
+        uniq: dict[str, float] = {}
+        if weights is not None:
+            uniq = {t: float(w) for t, w in weights.items() if w > 0}
+        else:
+            for t in tokens:
+                uniq[t] = uniq.get(t, 0) + 1
         # pass 1: live postings and document frequencies
         found: list[list[tuple[str, np.ndarray, np.ndarray]]] = []
         df: dict[str, int] = dict.fromkeys(uniq, 0)

@@ -43,6 +43,7 @@ from biorag.retrieve.manifest import (  # noqa: F401  (the index's names, re-exp
 )
 from biorag.retrieve.milvus_index import MilvusIndex, collection_name
 from biorag.retrieve.segment_writer import SegmentWriter, write_lock
+from biorag.retrieve.settings_record import record as record_settings
 from biorag.util.files import write_json_atomic
 from biorag.util.progress import progress, progress_bar
 
@@ -380,4 +381,5 @@ class IndexDir:
             "chunks": self.store.count_chunks(),
         }
         self.manifest["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.manifest["retrieval"] = record_settings(self.retrieval)
         write_json_atomic(self.path / MANIFEST, self.manifest)

@@ -7,27 +7,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from biorag.config import IndexSettings, RetrievalSettings
 from biorag.corpus.store import CorpusStore
 from biorag.embed.windows import mismatch_hint
-from biorag.errors import REBUILD_INDEX, BioragError, DamagedFileError, IndexMismatchError, reading
-from biorag.retrieve.bm25 import BM25Index
-from biorag.retrieve.dense import DenseIndex
+from biorag.errors import REBUILD_INDEX, BioragError, IndexMismatchError, reading
 from biorag.retrieve.exclusion import Exclusion
-from biorag.retrieve.fusion import convex_score_fusion, reciprocal_rank_fusion
 from biorag.retrieve.index import read_manifest, search_backend
 from biorag.retrieve.milvus_index import MilvusIndex
-from biorag.retrieve.segments import (
-    Positions,
-    SegmentedBM25,
-    SegmentedDense,
-    load_segments,
-    read_state,
-)
+from biorag.retrieve.passage import Passage
+from biorag.retrieve.ranking import LocalRanking, doc_ranking, expander
+from biorag.retrieve.second_dense import SecondDense
+from biorag.retrieve.segments import open_local
+from biorag.retrieve.settings_record import differences, index_key
 
 Retriever = Literal["bm25", "dense", "hybrid"]
 Level = Literal["chunk", "doc"]
@@ -40,55 +34,6 @@ log = logging.getLogger(__name__)
 MAX_DEPTH = 16_384
 
 
-@dataclass
-class Passage:
-    """One retrieved chunk with everything needed to cite it."""
-
-    chunk_id: str
-    doc_id: str
-    source_id: str
-    title: str
-    text: str
-    score: float
-    rank: int
-    corpus: str
-    retriever: str
-    start: int = 0
-    end: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _open_local(path: Path, dim: int, settings: RetrievalSettings) -> tuple[Any, Any]:
-    """The BM25 and dense search of an index kept on disk: its segments, or the one BM25 and
-    one FAISS index of an index built before segments (until its next add or removal)."""
-
-    state = read_state(path)
-    if state is None and (path / "bm25").is_dir():
-        return BM25Index.load(path / "bm25"), DenseIndex.load(path / "dense", expected_dim=dim)
-    if state is None:
-        raise IndexMismatchError(
-            f"index {path} has no search segments ({path / 'segments.json'}): its build was "
-            "cut short; run biorag index build on it again to finish"
-        )
-    for attempt in range(3):
-        try:
-            segments = load_segments(path, state, dim)
-            break
-        except (DamagedFileError, IndexMismatchError):
-            # an add or a removal may have replaced the segments while they were read
-            newer = read_state(path)
-            if attempt == 2 or newer == state or newer is None:
-                raise
-            state = newer
-    where = Positions(segments)
-    return (
-        SegmentedBM25(segments, settings.bm25_k1, settings.bm25_b, where),
-        SegmentedDense(segments, dim, where),
-    )
-
-
 class Searcher:
     """Opens one index directory read-only and answers queries."""
 
@@ -98,9 +43,10 @@ class Searcher:
         embedder: Any,
         settings: RetrievalSettings | None = None,
         index: IndexSettings | None = None,
+        second_embedder: Any = None,
     ):
         self.path = Path(path)
-        self.settings = settings or RetrievalSettings()
+        self.settings = st = settings or RetrievalSettings()
         self.manifest = read_manifest(self.path)
         self.name: str = self.manifest["name"]
         # ``embedder`` may be a zero-argument callable, so BM25-only use never loads a model.
@@ -109,14 +55,48 @@ class Searcher:
             self.path / "corpus.sqlite", "the index's documents and chunks", REBUILD_INDEX
         ):
             self.store = CorpusStore(self.path / "corpus.sqlite")
+        self.settings_differ = differ = differences(self.manifest, st)
+        if differ:
+            log.warning("index %s: searched with other retrieval settings than it was built "
+                        "with: %s", self.name, "; ".join(differ))  # fmt: skip
+        self.key = index_key(self.path, self.manifest)
+        self.expand = expander(self.path, self.key, st, self._all_texts)
         self.milvus: Any = None
         cfg = index or IndexSettings()
         self.milvus_fusion = cfg.milvus_fusion
         if search_backend(self.manifest) == "milvus":
+            for name, off in (("prf", st.prf == "none"), ("second_encoder", not st.second_encoder)):
+                if not off:
+                    raise BioragError(
+                        f"retrieval.{name} is not available with the Milvus backend (index "
+                        f"{self.name}): Milvus keeps one vector field and no term statistics a "
+                        f"client can read; unset retrieval.{name} or use a local index",
+                        param=f"retrieval.{name}",
+                    )
             self.milvus = MilvusIndex.of_index(self.path, self.manifest, cfg)
             self.milvus.open()
             return
-        self.bm25, self.dense = _open_local(self.path, self.manifest["dim"], self.settings)
+        self.bm25, self.dense = open_local(self.path, self.manifest["dim"], st)
+        second = None
+        if st.second_encoder:
+            emb2 = second_embedder() if callable(second_embedder) else second_embedder
+            if emb2 is None:
+                from biorag.config import EmbedSettings
+                from biorag.embed.factory import build_embedder
+
+                emb2 = build_embedder(EmbedSettings(model=st.second_encoder))
+            second = SecondDense(self.path, emb2, self.key, st.dense_index, st.hnsw_min_size)
+        self.ranking = LocalRanking(
+            self.bm25, self.dense, lambda: self.embedder, st, self._texts_of, self.expand, second
+        )
+
+    def _all_texts(self) -> list[str]:
+        with self._reading_store():
+            return self.store.all_chunk_texts()[1]
+
+    def _texts_of(self, ids: list[str]) -> dict[str, str]:
+        with self._reading_store():
+            return {cid: c.text for cid, c in self.store.get_chunks(ids).items()}
 
     @property
     def embedder(self) -> Any:
@@ -142,30 +122,15 @@ class Searcher:
         if retriever not in RETRIEVERS:
             raise BioragError(f"unknown retriever {retriever!r}; choose one of {RETRIEVERS}")
         if self.milvus is not None:
-            qvecs = self.embedder.embed(queries) if retriever != "bm25" else None
             st = self.settings
+            texts = [self.expand.expand(q) for q in queries] if self.expand else queries
+            dense_q = texts if st.abbreviations_for == "all" else queries
+            qvecs = self.embedder.embed(dense_q) if retriever != "bm25" else None
             return self.milvus.rank(
-                queries, qvecs, depth, retriever, st.fusion, st.dense_weight, st.rrf_k,
+                texts, qvecs, depth, retriever, st.fusion, st.dense_weight, st.rrf_k,
                 fuse_in=self.milvus_fusion,
             )  # fmt: skip
-        bm = self.bm25.search(queries, depth) if retriever in ("bm25", "hybrid") else None
-        de = None
-        if retriever in ("dense", "hybrid"):
-            de = self.dense.search(self.embedder.embed(queries), depth)
-        if retriever == "bm25":
-            return bm  # type: ignore[return-value]
-        if retriever == "dense":
-            return de  # type: ignore[return-value]
-        w = self.settings.dense_weight
-        if self.settings.fusion == "score":
-            return [
-                convex_score_fusion([b, d], [1 - w, w], limit=depth)
-                for b, d in zip(bm, de, strict=True)  # type: ignore[arg-type]
-            ]
-        return [
-            reciprocal_rank_fusion([b, d], k=self.settings.rrf_k, weights=[1 - w, w], limit=depth)
-            for b, d in zip(bm, de, strict=True)  # type: ignore[arg-type]
-        ]
+        return self.ranking.rank(queries, depth, retriever)
 
     def _reading_store(self) -> Any:
         return reading(self.path / "corpus.sqlite", "the index's documents", REBUILD_INDEX)
@@ -193,6 +158,9 @@ class Searcher:
         while todo:
             rankings = self._rank([queries[i] for i in todo], depth, retriever)
             found = self._found(rankings)
+            if level == "doc" and self.settings.doc_score != "max":
+                chunk_doc = {cid: c.doc_id for cid, c in found[0].items()}
+                rankings = [doc_ranking(r, chunk_doc, self.settings.doc_score) for r in rankings]
             short = []
             for qi, ranking in zip(todo, rankings, strict=True):
                 passages, excluded, lost = self._select(ranking, found, k, level, retriever,

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from biorag.errors import REBUILD_INDEX as REBUILD
-from biorag.errors import IndexMismatchError, reading
-from biorag.retrieve.bm25 import Tokenizer
+from biorag.errors import DamagedFileError, IndexMismatchError, reading
+from biorag.retrieve.bm25 import BM25Index, Tokenizer
 from biorag.retrieve.bm25_terms import BM25Scorer, TermSegment
 from biorag.retrieve.dense import DenseIndex
 from biorag.retrieve.hits import Hit
@@ -139,11 +139,20 @@ class SegmentedBM25:
     def n_docs(self) -> int:
         return self._scorer.n_live
 
+    def tokenize(self, text: str) -> list[str]:
+        return self._tokenizer(text)
+
     def _search_one(self, query: str, k: int) -> list[Hit]:
-        tokens = self._tokenizer(query)
-        if k <= 0 or not tokens:
+        return self._top(self._tokenizer(query), None, k)
+
+    def search_weighted(self, weights: dict[str, float], k: int) -> list[Hit]:
+        """Top ``k`` live hits of a query given as term weights (RM3's expanded query)."""
+        return self._top([], weights, k)
+
+    def _top(self, tokens: list[str], weights: dict[str, float] | None, k: int) -> list[Hit]:
+        if k <= 0 or not (tokens or weights):
             return []
-        found = self._scorer.scores(tokens)
+        found = self._scorer.scores(tokens, weights)
         scores = np.concatenate([sc for _, sc in found]) if found else np.zeros(0)
         if not scores.size:
             return []
@@ -198,3 +207,32 @@ class SegmentedDense:
                 continue
             out.append(self._where.hits(*_top(np.concatenate(scores), np.concatenate(pos), k)))
         return out
+
+
+def open_local(path: Path, dim: int, settings: Any) -> tuple[Any, Any]:
+    """The BM25 and dense search of an index kept on disk: its segments, or the one BM25 and
+    one FAISS index of an index built before segments (until its next add or removal)."""
+
+    state = read_state(path)
+    if state is None and (path / "bm25").is_dir():
+        return BM25Index.load(path / "bm25"), DenseIndex.load(path / "dense", expected_dim=dim)
+    if state is None:
+        raise IndexMismatchError(
+            f"index {path} has no search segments ({path / 'segments.json'}): its build was "
+            "cut short; run biorag index build on it again to finish"
+        )
+    for attempt in range(3):
+        try:
+            segments = load_segments(path, state, dim)
+            break
+        except (DamagedFileError, IndexMismatchError):
+            # an add or a removal may have replaced the segments while they were read
+            newer = read_state(path)
+            if attempt == 2 or newer == state or newer is None:
+                raise
+            state = newer
+    where = Positions(segments)
+    return (
+        SegmentedBM25(segments, settings.bm25_k1, settings.bm25_b, where),
+        SegmentedDense(segments, dim, where),
+    )
