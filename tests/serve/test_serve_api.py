@@ -217,6 +217,9 @@ async def test_requests_cannot_choose_models_servers_or_storage(tmp_path, hash_e
             r = await c.post("/v1/ask", json={"question": "q?", "method_options": {key: value}})
             assert r.status_code == 422 and "server's configuration" in r.text, (key, r.text)
         huge = await c.post("/v1/ask", json={"question": "q?", "method_options": {"k": 10**9}})
+        assert huge.status_code == 422 and "at most 100 passages" in huge.text
+        big = {"summary_tokens": 10**9}
+        huge = await c.post("/v1/ask", json={"question": "q?", "method_options": big})
         assert huge.status_code == 422 and "limit" in huge.text
 
 

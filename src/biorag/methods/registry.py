@@ -51,3 +51,23 @@ def build_method(name: str, runtime: Runtime, options: Mapping[str, Any] | None 
             f"unknown method {name!r}{hint}; available: {', '.join(sorted(METHODS))}"
         ) from None
     return cls(runtime, **check_options(name, options, getattr(cls, "DEFAULTS", None)))
+
+
+#: One line per method, for the lists a client reads (``GET /v1/models``).
+DESCRIPTIONS: dict[str, str] = {
+    "closed-book": "The model answers alone, with no retrieval (needs an LLM: without one it "
+    "has nothing to say).",
+    "retrieve-read": "Retrieve passages, then read them into an answer with citations.",
+    "claims": "CLAIMS: propositional claims from the retrieved documents, a knowledge graph of "
+    "their triples, layerwise summaries around the key claims, then the answer.",
+    "rewrite": "The Rewrite baseline: the question rewritten for retrieval, then read.",
+    "hyde": "The HyDE baseline: retrieve with a hypothetical answer, then read.",
+    "raptor": "The RAPTOR baseline: a tree of clustered summaries over the retrieved chunks.",
+    "claim": "The claim-chunks ablation: claims as the retrieved units, reranked and read.",
+    "vectorgraphrag": "VectorGraphRAG: ranked triplets from a knowledge graph as the context.",
+    "iprar": "IP-RAR: multi-level retrieval over BioStrataKG with progressive, self-reflective "
+    "generation.",
+    "crag": "CRAG: retrieval graded and corrected before the answer.",
+    "selfrag": "Self-RAG: retrieval on demand, with the passages and the answer critiqued.",
+}
+assert set(DESCRIPTIONS) == set(METHODS), "every method has a description"

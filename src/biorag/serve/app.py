@@ -40,7 +40,7 @@ from biorag.methods.registry import METHODS
 from biorag.runtime import Runtime
 from biorag.serve.asking import Asker, Slots
 from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
-from biorag.serve.chat import chat_completion, chat_stream
+from biorag.serve.chat import chat_completion, chat_stream, model_list
 from biorag.serve.documents import add_document_routes, event_stream, sse
 from biorag.serve.graphs import add_graph_routes
 from biorag.serve.jobs import JobManager, UploadTooLarge
@@ -151,6 +151,12 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     async def methods() -> dict[str, Any]:
         return {"methods": sorted(METHODS), "default": config.default_method}
 
+    @app.get("/v1/models", dependencies=[key])
+    async def models() -> dict[str, Any]:
+        """The OpenAI model list chat front ends read first: one model per method (``model``
+        in a chat request names it), the server's default first."""
+        return {"object": "list", "data": model_list(config.default_method)}
+
     @app.get("/v1/config", dependencies=[key])
     async def show_config() -> dict[str, Any]:
         return {"settings": masked_dict(settings), "indexes": [str(p) for p in rt.index_paths]}
@@ -181,7 +187,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     add_graph_routes(app, config.kg, config.strata, key)
     add_run_routes(app, runs, key)
 
-    @app.get("/v1/documents/{key_}", dependencies=[key])
+    @app.get("/v1/documents/{key_:path}", dependencies=[key])
     async def document(key_: str) -> dict[str, Any]:
         found = await asyncio.to_thread(rt.searcher.get_document, key_)
         if found is None:
@@ -195,6 +201,11 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         return await chat_completion(body, asker)
 
     return app
+
+
+def _route(request: Request) -> str:
+    """The route's template as a metrics label, without path converters (``{key_}``)."""
+    return str(getattr(request.scope.get("route"), "path", "other")).replace(":path}", "}")
 
 
 def _warm(rt: Runtime) -> None:
@@ -264,15 +275,13 @@ def _add_error_handlers(app: FastAPI, metrics: Metrics) -> None:
             response = await call_next(request)
         except Exception:  # answered as a 500 by the handler below; counted here
             seconds = time.perf_counter() - started
-            route = getattr(request.scope.get("route"), "path", "other")
-            metrics.request(request.method, route, 500, seconds)
+            metrics.request(request.method, _route(request), 500, seconds)
             log.info("%s %s 500 %.3fs", request.method, request.url.path, seconds)
             raise
         seconds = time.perf_counter() - started
         log.info("%s %s %d %.3fs", request.method, request.url.path, response.status_code,
                  seconds)  # fmt: skip
-        route = getattr(request.scope.get("route"), "path", "other")
-        metrics.request(request.method, route, response.status_code, seconds)
+        metrics.request(request.method, _route(request), response.status_code, seconds)
         return response
 
     @app.exception_handler(BioragError)

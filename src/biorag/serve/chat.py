@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from biorag.errors import BioragError
 from biorag.methods.base import cited_sentences, evidence_numbers
-from biorag.methods.registry import METHODS
+from biorag.methods.registry import DESCRIPTIONS, METHODS
 from biorag.serve.schemas import AskRequest, ChatRequest
 
 if TYPE_CHECKING:
@@ -27,10 +27,29 @@ if TYPE_CHECKING:
 
 
 def _question(body: ChatRequest) -> str:
-    for message in reversed(body.messages):
-        if message.role == "user" and message.content.strip():
-            return message.content
+    for i in reversed(range(len(body.messages))):
+        message = body.messages[i]
+        text = message.text(f"messages[{i}]") if message.role == "user" else ""
+        if text.strip():
+            return text
     raise BioragError("the chat has no user message with text: nothing to answer")
+
+
+def model_list(default: str) -> list[dict[str, Any]]:
+    """``GET /v1/models``' entries: every method, ``default`` first, with the first line of
+    its description."""
+    names = [default, *sorted(n for n in METHODS if n != default)]
+    return [
+        {
+            "id": name,
+            "object": "model",
+            "created": 0,
+            "owned_by": "biorag",
+            "description": DESCRIPTIONS[name],
+        }
+        for name in names
+        if name in METHODS
+    ]
 
 
 def cited_text(answer: dict[str, Any]) -> str:

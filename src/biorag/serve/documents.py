@@ -25,6 +25,8 @@ from biorag.serve.jobs import JobManager
 
 #: The most files one upload may carry.
 MAX_FILES = 100
+#: the deepest page a listing serves (SQLite's OFFSET overflows past 2**63)
+MAX_OFFSET = 10**12
 _POLL_S = 0.25
 _HEARTBEAT_S = 15.0
 
@@ -38,7 +40,7 @@ def add_document_routes(
     @app.get("/v1/documents", dependencies=[key])
     async def list_documents(
         index: str | None = None,
-        offset: int = Query(0, ge=0),
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
         limit: int = Query(50, ge=1, le=500),
     ) -> dict[str, Any]:
         name = jobs.index_name(index)
@@ -56,7 +58,8 @@ def add_document_routes(
         job = await asyncio.to_thread(jobs.submit_add, index, uploads, format)
         return job.to_dict()
 
-    @app.delete("/v1/documents/{doc_key}", dependencies=[key, started], status_code=202)
+    # ``:path``: a DOI-like id holds "/" (sent percent-encoded or as is)
+    @app.delete("/v1/documents/{doc_key:path}", dependencies=[key, started], status_code=202)
     async def remove(doc_key: str, index: str | None = None) -> dict[str, Any]:
         name = jobs.index_name(index)
         if not await asyncio.to_thread(_has_document, rt, doc_key, name):

@@ -6,12 +6,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from biorag.errors import BioragError
+
 #: The longest question accepted, in characters.
 MAX_QUESTION_CHARS = 2000
 #: The most answer options accepted.
 MAX_OPTIONS = 10
 #: The most passages a retrieve request may ask for.
 MAX_K = 100
+#: method options that say how many passages or claims an ask retrieves: capped at MAX_K
+DEPTH_OPTIONS = frozenset({"k", "per_corpus_k", "top_k"})
 #: Method options a request may not set: they name models, servers, storage or files, which
 #: only the server's own configuration chooses (a request naming a model server of its own
 #: could have the server send it a key).
@@ -50,6 +54,8 @@ class AskRequest(BaseModel):
             if isinstance(v, bool) or v is None:
                 continue
             if isinstance(v, int | float):
+                if key in DEPTH_OPTIONS and v > MAX_K:
+                    raise ValueError(f"{key} = {v}: at most {MAX_K} passages per ask")
                 if abs(v) > MAX_OPTION_NUMBER:
                     raise ValueError(f"{key} = {v} is over the limit of {MAX_OPTION_NUMBER}")
             elif not isinstance(v, str) or len(v) > 100:
@@ -77,8 +83,27 @@ class RetrieveRequest(BaseModel):
 
 
 class ChatMessage(BaseModel):
+    """One message; ``content`` is a text or, as current clients send it, a list of parts
+    (``{"type": "text", "text": ...}``; other kinds are refused by :meth:`text`)."""
+
     role: str
-    content: str
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self, where: str) -> str:
+        """The message's text (its text parts joined); a part of another kind is a
+        :class:`BioragError` naming it at ``where`` (``messages[2]``)."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        out = []
+        for j, part in enumerate(self.content):
+            kind = part.get("type")
+            if kind != "text" or not isinstance(part.get("text"), str):
+                raise BioragError(
+                    f"{where}.content[{j}] is a {kind!r} part; biorag answers text: send the "
+                    'question as a string or as {"type": "text", "text": "..."} parts'
+                )
+            out.append(part["text"])
+        return "\n".join(out)
 
 
 class ChatRequest(BaseModel):

@@ -1,0 +1,80 @@
+"""What chat front ends and careless clients send (issue #33): content as a list of parts, the
+model list read before chatting, a k far over the cap, an offset SQLite cannot hold, and ids that
+hold "/": each answered, or refused with a JSON 4xx naming the field."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from tests.serve.test_serve_api import client_for
+
+from biorag.corpus.models import Document
+from biorag.methods.registry import METHODS
+from biorag.retrieve.index import IndexDir
+
+DOCS = [
+    {"id": "1001", "text": "Vitamin D supplementation did not reduce fracture risk in adults."},
+    {"id": "1002", "text": "Atorvastatin lowers LDL cholesterol and cardiovascular events."},
+]
+
+
+@pytest.fixture
+def index(index_of):
+    return index_of(DOCS, "toy")
+
+
+async def test_content_parts_are_read_and_other_parts_refused(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        parts = [{"type": "text", "text": "Does atorvastatin lower"},
+                 {"type": "text", "text": "LDL cholesterol?"}]  # fmt: skip
+        chat = {"model": "retrieve-read", "messages": [{"role": "user", "content": parts}]}
+        r = await c.post("/v1/chat/completions", json=chat)
+        assert r.status_code == 200, r.text
+        assert "1002" in r.json()["choices"][0]["message"]["content"]
+        image = [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
+        r = await c.post("/v1/chat/completions", json={
+            "model": "retrieve-read",
+            "messages": [{"role": "system", "content": None},
+                         {"role": "user", "content": [*parts, *image]}]})  # fmt: skip
+        assert r.status_code == 400
+        err = r.json()["error"]["message"]
+        assert "messages[1].content[2] is a 'image_url' part" in err
+
+
+async def test_models_lists_one_model_per_method_default_first(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index, default_method="claims") as c:
+        body = (await c.get("/v1/models")).json()
+    assert body["object"] == "list"
+    ids = [m["id"] for m in body["data"]]
+    assert ids[0] == "claims" and sorted(ids) == sorted(METHODS)
+    assert all(m["object"] == "model" and m["description"] for m in body["data"])
+
+
+async def test_depth_and_offsets_are_capped_with_a_4xx_naming_the_field(
+    tmp_path, hash_embedder, index
+):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        r = await c.post("/v1/ask", json={"question": "q?", "method": "retrieve-read",
+                                          "method_options": {"k": 10_000}})  # fmt: skip
+        assert r.status_code == 422 and "k = 10000: at most 100" in r.json()["error"]["message"]
+        for offset in ("1e20", str(2**70), "-1"):
+            r = await c.get(f"/v1/documents?offset={offset}")
+            assert r.status_code == 422, (offset, r.text)
+            assert "offset" in r.json()["error"]["message"]
+        assert (await c.get("/v1/documents?offset=5")).status_code == 200
+
+
+async def test_an_id_with_a_slash_is_addressable(tmp_path, hash_embedder, index):
+    idx = IndexDir(index, hash_embedder)
+    idx.add([Document.create(source_id="10.1000/xyz.123", text="Aspirin and bleeding.")])
+    idx.close()
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        for path in ("/v1/documents/10.1000/xyz.123", "/v1/documents/10.1000%2Fxyz.123"):
+            r = await c.get(path)
+            assert r.status_code == 200, (path, r.text)
+            assert r.json()["source_id"] == "10.1000/xyz.123"
+        assert (await c.get("/v1/documents/10.1000/nothing")).status_code == 404
+        r = await c.delete("/v1/documents/10.1000%2Fxyz.123")
+        assert r.status_code == 202, r.text
