@@ -141,7 +141,9 @@ def browser():
 
 
 def _page(browser, url):
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    # Playwright's string predicates (wait_for_function) are evaluated with eval, which the
+    # page's policy forbids; the page under its policy: test_the_page_keeps_working_under_...
+    context = browser.new_context(viewport={"width": 1100, "height": 900}, bypass_csp=True)
     pg = context.new_page()
     dialogs: list[str] = []
 
@@ -323,3 +325,63 @@ def test_an_unsupported_sentence_is_marked_and_its_passage_says_why(scripted_pag
     shown = page.locator("#evidence li.shown")
     assert "Atorvastatin lowers LDL cholesterol" in shown.locator("mark").inner_text()
     assert "This passage: supported" in shown.locator(".verdict").inner_text()
+
+
+OTHER_SITE = "http://other-site.test/"
+
+
+def _offline_context(browser, server, other_site: str = ""):
+    """A browser context that reaches only ``server`` (and a page of another origin,
+    OTHER_SITE, whose HTML is ``other_site``): every other request is aborted and counted, as
+    on a machine without internet; CSP violations are collected too."""
+    context = browser.new_context()
+    blocked: list[str] = []
+    violations: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(server):
+            r.continue_()
+        elif other_site and r.request.url == OTHER_SITE:
+            r.fulfill(status=200, content_type="text/html", body=other_site)
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.on("console", lambda m: violations.append(m.text) if "Content Security" in m.text else None)
+    return context, pg, blocked, violations
+
+
+def test_docs_and_redoc_work_offline_from_vendored_assets(browser, server):
+    context, pg, blocked, violations = _offline_context(browser, server)
+    try:
+        pg.goto(server + "/docs")
+        pg.wait_for_selector('.opblock-summary-path[data-path="/v1/ask"]', timeout=30_000)
+        assert pg.locator(".opblock").count() > 10
+        assert not violations, violations
+        pg.goto(server + "/redoc")
+        pg.wait_for_selector('text="/v1/chat/completions"', timeout=30_000)
+    finally:
+        context.close()
+    assert not blocked, blocked
+    # ReDoc's footer asks for its maker's logo from a CDN: the policy refuses it, nothing else
+    assert all("cdn.redoc.ly" in v and "img-src" in v for v in violations), violations
+
+
+def test_the_page_keeps_working_under_its_policy_and_no_other_site_can_frame_it(browser, server):
+    framer = f'<iframe id="f" src="{server}/"></iframe>'
+    context, pg, blocked, violations = _offline_context(browser, server, framer)
+    try:
+        pg.goto(server + "/")
+        ask(pg, "Does atorvastatin lower LDL cholesterol?", "retrieve-read")
+        assert "1002" in pg.inner_text("#answer")
+        assert not violations, violations
+        # a page of another origin framing the server: the frame is refused, left empty
+        pg.goto(OTHER_SITE)
+        pg.wait_for_timeout(1500)
+        (frame,) = [f for f in pg.frames if f != pg.main_frame]
+        assert frame.locator("#question").count() == 0
+    finally:
+        context.close()
+    assert not blocked, blocked

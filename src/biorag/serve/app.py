@@ -43,6 +43,7 @@ from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
 from biorag.serve.chat import chat_completion, chat_stream, model_list
 from biorag.serve.documents import add_document_routes, event_stream, sse
 from biorag.serve.graphs import add_graph_routes
+from biorag.serve.headers import AllowedHosts, SecurityHeaders
 from biorag.serve.jobs import JobManager, UploadTooLarge
 from biorag.serve.metrics import CONTENT_TYPE as METRICS_TYPE
 from biorag.serve.metrics import Metrics
@@ -107,7 +108,8 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
             finally:
                 await (rt.aclose() if runtime is None else rt.aclose_llms())
 
-    app = FastAPI(title="biorag", lifespan=lifespan, docs_url="/docs", redoc_url=None)
+    # /docs and /redoc are served below from vendored assets (nothing from a CDN)
+    app = FastAPI(title="biorag", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime, app.state.config, app.state.jobs = rt, config, jobs
     app.state.runs = runs
     _add_error_handlers(app, metrics)
@@ -116,9 +118,8 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     )
     app.add_middleware(SameOrigin)
     if config.allowed_hosts is not None:
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=config.allowed_hosts)
+        app.add_middleware(AllowedHosts, allowed_hosts=config.allowed_hosts)
+    app.add_middleware(SecurityHeaders)  # outermost: every response, refusals included
     key = Depends(auth)
 
     @app.get("/health")
@@ -139,9 +140,20 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     # the page's script, style and vendored libraries (cytoscape.js, MIT: vendor/)
     app.mount("/static", StaticFiles(packages=[("biorag.serve", "page")]), name="static")
 
+    def page_file(name: str) -> str:
+        return resources.files("biorag.serve").joinpath(f"page/{name}").read_text("utf-8")
+
     @app.get("/", response_class=HTMLResponse)
     async def page() -> str:
-        return resources.files("biorag.serve").joinpath("page/index.html").read_text("utf-8")
+        return page_file("index.html")
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    async def swagger() -> str:
+        return page_file("docs.html")  # Swagger UI, vendored (Apache-2.0: vendor/swagger-ui)
+
+    @app.get("/redoc", response_class=HTMLResponse, include_in_schema=False)
+    async def redoc() -> str:
+        return page_file("redoc.html")  # ReDoc, vendored (MIT: vendor/redoc)
 
     @app.get("/metrics", dependencies=[key])
     async def show_metrics() -> Response:

@@ -78,3 +78,35 @@ async def test_an_id_with_a_slash_is_addressable(tmp_path, hash_embedder, index)
         assert (await c.get("/v1/documents/10.1000/nothing")).status_code == 404
         r = await c.delete("/v1/documents/10.1000%2Fxyz.123")
         assert r.status_code == 202, r.text
+
+
+async def test_every_response_carries_the_security_headers_refusals_too(
+    tmp_path, hash_embedder, index
+):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        for r in [await c.get("/"), await c.get("/v1/documents/nope"), await c.get("/docs"),
+                  await c.post("/v1/ask", json={"question": " "})]:  # fmt: skip
+            h = r.headers
+            assert h["x-content-type-options"] == "nosniff" and h["x-frame-options"] == "DENY"
+            assert h["referrer-policy"] == "no-referrer"
+            csp = h["content-security-policy"]
+            assert "frame-ancestors 'none'" in csp and "script-src 'self';" in csp
+            assert "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+    async with client_for(tmp_path, hash_embedder, index, allowed_hosts=["127.0.0.1"]) as c:
+        r = await c.get("/health")  # Host: t, as a rebinding page sends
+        assert r.status_code == 400 and r.json()["error"]["type"] == "bad_host"
+        assert r.headers["x-frame-options"] == "DENY"
+
+
+async def test_docs_and_redoc_load_only_vendored_assets(tmp_path, hash_embedder, index):
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        for page, assets in (("/docs", ("swagger-ui-bundle.js", "swagger-ui.css", "docs.js")),
+                             ("/redoc", ("redoc.standalone.js",))):  # fmt: skip
+            html = (await c.get(page)).text
+            assert "http" not in html.replace('lang="en"', "")  # no CDN, no other origin
+            assert "<script>" not in html  # no inline script
+            for asset in assets:
+                (src,) = [p.split('"')[0] for p in html.split('="')[1:] if asset in p]
+                r = await c.get(src)
+                assert r.status_code == 200 and len(r.content) > 300, src
+        assert (await c.get("/openapi.json")).json()["info"]["title"] == "biorag"
