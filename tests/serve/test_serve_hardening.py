@@ -110,3 +110,38 @@ async def test_docs_and_redoc_load_only_vendored_assets(tmp_path, hash_embedder,
                 r = await c.get(src)
                 assert r.status_code == 200 and len(r.content) > 300, src
         assert (await c.get("/openapi.json")).json()["info"]["title"] == "biorag"
+
+
+async def test_sources_list_only_cited_passages_and_an_empty_answer_says_why(
+    tmp_path, hash_embedder, index
+):
+    import json
+    import re
+
+    import httpx
+
+    from biorag.config import Settings
+    from biorag.runtime import Runtime
+    from biorag.serve.app import ServerConfig, create_app
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"stage": "answer", "response": "Atorvastatin lowers LDL [1]."}]))
+    settings = Settings.model_validate({"home": str(tmp_path / "home"),
+        "llm": {"backend": "mock", "mock_script": str(script), "cache": False}})  # fmt: skip
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    app = create_app(settings, ServerConfig(index_paths=[index]), runtime=rt)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        chat = {"model": "retrieve-read", "messages": [{"role": "user", "content":
+                "Does atorvastatin lower LDL cholesterol?"}]}  # fmt: skip
+        r = (await c.post("/v1/chat/completions", json=chat)).json()
+        content = r["choices"][0]["message"]["content"]
+        body, _, sources = content.partition("\n\nSources:\n")
+        assert re.findall(r"^\[(\d+)\]", sources, re.M) == ["1"] == re.findall(r"\[(\d+)\]", body)
+        assert len(r["evidence"]) == 2 and "1 more retrieved, not cited" in sources
+    rt.close()
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        chat = {"model": "closed-book", "messages": [{"role": "user", "content": "Why?"}]}
+        r = (await c.post("/v1/chat/completions", json=chat)).json()
+        content = r["choices"][0]["message"]["content"]
+        assert content.startswith("(closed-book has no answer: no-LLM floor")

@@ -12,6 +12,7 @@ object in a data line.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -54,17 +55,27 @@ def model_list(default: str) -> list[dict[str, Any]]:
 
 def cited_text(answer: dict[str, Any]) -> str:
     """The answer's sentences with ``[n]`` markers for the evidence they cite, then the sources
-    (PMIDs, or corpus and document id)."""
+    they cite (PMIDs, or corpus and document id; the passages retrieved and not cited are in
+    ``evidence`` only). An answer with nothing to say says why (its notes)."""
     evidence = answer.get("evidence") or []
     lines = cited_sentences(answer)
     body = " ".join(lines) or answer.get("answer_text") or answer.get("answer") or ""
+    if not body.strip():
+        why = " ".join(answer.get("notes") or []) or "the method gave no answer"
+        body = f"({answer.get('method', 'this method')} has no answer: {why})"
+    cited = {int(n) for line in lines for n in re.findall(r"\[(\d+)\]", line)}
     sources = []
     backs = _backs(answer)
     for i, e in enumerate(evidence, start=1):
+        if i not in cited:
+            continue
         source = str(e.get("source_id") or e.get("doc_id") or "")
         sources.append(
             f"[{i}] {'PMID ' + source if source.isdigit() else source}{backs.get(i, '')}"
         )
+    uncited = len(evidence) - len(sources)
+    if uncited and sources:
+        sources.append(f"({uncited} more retrieved, not cited: in the evidence)")
     return body + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
 
 
@@ -175,6 +186,4 @@ async def _chunks(
 
 def _sentences(text: str) -> list[str]:
     """``text`` in pieces that end after each sentence (joined, they are ``text``)."""
-    import re
-
     return [p for p in re.split(r"(?<=[.!?\]])(?= )", text) if p]
