@@ -154,12 +154,20 @@ def chat_stream(body: ChatRequest, asker: Asker) -> AsyncIterator[str]:
     """The ``chat.completion.chunk`` events answering ``body`` (the ask starts now, so a bad
     one or a full server fails before anything is sent)."""
     events = asker.stream(_ask_request(body))
-    return _chunks(events, f"chatcmpl-{uuid.uuid4().hex}", int(time.time()))
+    options = (body.model_extra or {}).get("stream_options") or {}
+    usage_chunk = isinstance(options, dict) and bool(options.get("include_usage"))
+    return _chunks(events, f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), usage_chunk)
 
 
 async def _chunks(
-    events: AsyncIterator[tuple[str, dict[str, Any]]], chunk_id: str, created: int
+    events: AsyncIterator[tuple[str, dict[str, Any]]],
+    chunk_id: str,
+    created: int,
+    usage_chunk: bool = False,
 ) -> AsyncIterator[str]:
+    """The chunks; ``usage_chunk`` (``stream_options.include_usage``): as OpenAI does, one more
+    chunk after the last, with no choices and the usage."""
+
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
         data = {"id": chunk_id, "object": "chat.completion.chunk", "created": created,
                 "model": model, "choices": [{"index": 0, "delta": delta,
@@ -181,6 +189,10 @@ async def _chunks(
                 yield chunk({"content": sep + sources})
             yield chunk({}, "stop", usage=_usage(data), evidence=data.get("evidence") or [],
                         support=support_of(data))  # fmt: skip
+            if usage_chunk:
+                last = {"id": chunk_id, "object": "chat.completion.chunk", "created": created,
+                        "model": model, "choices": [], "usage": _usage(data)}  # fmt: skip
+                yield f"data: {json.dumps(last)}\n\n"
     yield "data: [DONE]\n\n"
 
 
