@@ -139,3 +139,13 @@ def test_a_run_left_running_is_resumed_by_the_next_server(
         runs.stop()
         done = runs.summary("left")
     assert done["status"] == "done" and done["resumed"] == 1 and done["total"] == 4
+
+
+def test_a_failed_runs_error_names_no_server_path(tmp_path, hash_embedder, datasets):
+    settings = Settings(home=str(tmp_path / "home"))
+    with Runtime(settings, [], embedder=hash_embedder) as rt:
+        runs = RunManager(tmp_path / "runs", datasets, rt, settings)
+        for root in (datasets, datasets.resolve()):
+            said = runs._scrub(f"no PubMedQA file in {root} (looked for {root}/ori_pqal.json)")
+            assert str(tmp_path) not in said
+            assert said == "no PubMedQA file in the datasets folder (looked for ori_pqal.json)"

@@ -128,8 +128,10 @@ class RunManager(QueueWorker[str]):
     def _scrub(self, text: str) -> str:
         """``text`` without the server's paths (datasets by their place in --datasets)."""
         if self.datasets is not None:
-            text = text.replace(str(self.datasets.resolve()) + "/", "")
-            text = text.replace(str(self.datasets) + "/", "")
+            for root in (str(self.datasets.resolve()), str(self.datasets)):
+                text = text.replace(root + "/", "")
+                # the folder itself (a run of data=".") by what a client calls it
+                text = re.sub(re.escape(root) + r"(?![\w.-])", "the datasets folder", text)
         return text.replace(str(self.root), "the server")
 
     def run_dir(self, name: str) -> Path:
