@@ -16,7 +16,7 @@ from biorag.config import RetrievalSettings
 from biorag.corpus.models import Document
 from biorag.errors import BioragError
 from biorag.retrieve import abbreviations as abbr
-from biorag.retrieve.index import IndexDir, read_manifest
+from biorag.retrieve.index import IndexDir, index_stats, read_manifest
 from biorag.retrieve.prf import rm3_weights
 from biorag.retrieve.search import Searcher
 
@@ -195,6 +195,7 @@ def test_the_index_records_its_settings_and_a_search_with_others_says_so(
     path = _index(tmp_path / "i", emb, bm25_k1=1.2)
     built = read_manifest(path)["retrieval"]
     assert built["bm25_k1"] == 1.2 and built["prf"] == "none" and "k" not in built
+    assert index_stats(path)["retrieval"] == built
     with caplog.at_level(logging.WARNING, logger="biorag.retrieve.search"):
         Searcher(path, emb, RetrievalSettings(bm25_k1=1.2))
         assert not caplog.records

@@ -67,6 +67,8 @@ def index_stats(path: str | Path) -> dict[str, Any]:
             "chunks_embedded": store.count_chunks(with_vectors=True),
             "complete": by_state.get("embedded", 0) == docs,
             "search_backend": manifest.get("search_backend") or {"kind": "local"},
+            # the [retrieval] settings of its last build or add (None: built before they were kept)
+            "retrieval": manifest.get("retrieval"),
             "segments": _segment_stats(path),
             "long_chunks": {
                 **(manifest.get("long_chunks") or {}),
