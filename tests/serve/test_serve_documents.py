@@ -210,3 +210,34 @@ def test_a_new_server_keeps_only_the_newest_finished_jobs(tmp_path, hash_embedde
     # the two newest finished (2, 4) and the unfinished one (3), which ran on start
     assert kept == {f"{i:012x}" for i in (2, 3, 4)}
     assert sorted(p.name for p in root.iterdir()) == sorted(kept)
+
+
+def test_a_resumed_jobs_report_counts_what_all_its_attempts_added(
+    tmp_path, hash_embedder, index_of
+):
+    from biorag.corpus.models import Document
+    from biorag.retrieve.index import IndexDir
+
+    index = index_of(DOCS, "toy")
+    idx = IndexDir(index, hash_embedder)  # the first attempt stored one of the two, then died
+    idx.add([Document.create(source_id=NEW[0]["id"], text=NEW[0]["text"])])
+    idx.close()
+    settings = Settings(home=str(tmp_path / "home"))
+    root = tmp_path / "jobs"
+    files = root / "0123456789ab" / "files"
+    files.mkdir(parents=True)
+    (files / "000-new.jsonl").write_bytes(jsonl(NEW))
+    job = Job(id="0123456789ab", kind="add", index="toy", created_at=1.0, status="running",
+              files=["000-new.jsonl"], documents_before=2)  # fmt: skip
+    (root / job.id / JOB_FILE).write_text(json.dumps(job.to_dict()))
+    with Runtime(settings, [index], embedder=hash_embedder) as rt:
+        manager = JobManager(root, rt, settings, max_upload_bytes=10_000)
+        manager.start()
+        deadline = time.monotonic() + 60
+        while manager.snapshot(job.id)["status"] not in ("done", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        manager.stop()
+        report = manager.snapshot(job.id)["report"]
+    assert report["documents_new"] == 2 and report["documents_new_this_attempt"] == 1
+    assert report["documents_total"] == 4

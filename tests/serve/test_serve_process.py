@@ -84,6 +84,7 @@ def test_an_add_job_cut_by_a_restart_resumes_and_searches_go_on(tmp_path):
         assert final["status"] == "done", final
         assert final["resumed"] == 1, "the job was not cut by the restart"
         assert final["report"]["documents_total"] == 601
+        assert final["report"]["documents_new"] == 600  # both attempts, not the last alone
         listed = httpx.get(f"{base}/v1/documents", params={"limit": 1}, timeout=60).json()
         assert listed["total"] == 601 and listed["states"]["embedded"] == 601
         hits = httpx.post(f"{base}/v1/retrieve", json={"query": "compound 599 kinase", "k": 1},

@@ -68,6 +68,8 @@ class Job:
     started_at: float | None = None
     finished_at: float | None = None
     resumed: int = 0  # times a new server picked it up again
+    # the index's documents when the job first ran: what a resumed job did is counted from it
+    documents_before: int | None = None
     report: dict[str, Any] | None = None
     error: str | None = None
 
@@ -278,6 +280,8 @@ class JobManager(QueueWorker[str]):
                     embed_settings=self.settings.embed,
                 ) as idx,
             ):  # fmt: skip
+                if job.documents_before is None:
+                    self._update(job, documents_before=idx.store.count_documents())
                 report = self._add(job, idx) if job.kind == "add" else self._remove(job, idx)
         finally:
             executor.close()
@@ -289,6 +293,9 @@ class JobManager(QueueWorker[str]):
         loaded = load_corpora([self.root / job.id / "files" / f for f in job.files], job.format)
         limit = self.settings.corpus.max_record_chars
         report = idx.add(loaded, batch_size=64, max_record_chars=limit).to_dict()
+        if job.documents_before is not None:  # a resumed job: what all its attempts added
+            report["documents_new_this_attempt"] = report["documents_new"]
+            report["documents_new"] = report["documents_total"] - job.documents_before
         return {**self._public(job, report), "index": job.index}
 
     def _remove(self, job: Job, idx: Any) -> dict[str, Any]:
@@ -297,6 +304,8 @@ class JobManager(QueueWorker[str]):
             report = idx.remove(found).to_dict()
         else:  # gone already: removed by this job before a restart, or never there
             report = {"documents_removed": 0, "documents_total": idx.store.count_documents()}
+        if job.documents_before is not None:  # a resumed job: what all its attempts removed
+            report["documents_removed"] = job.documents_before - report["documents_total"]
         report["not_found"] = [k for k in job.keys if k not in found]
         return {**self._public(job, report), "index": job.index}
 
