@@ -92,8 +92,16 @@ async def test_keys_guard_the_api_but_not_the_page(tmp_path, hash_embedder, inde
         assert (await c.get("/health")).json() == {"status": "ok"}
 
 
-async def test_a_full_server_refuses_at_once_with_retry_after(tmp_path, hash_embedder, index):
+async def test_asks_beyond_the_slots_wait_and_a_full_queue_refuses_with_retry_after(
+    tmp_path, hash_embedder, index
+):
     async with client_for(tmp_path, hash_embedder, index, max_concurrent_asks=1) as c:
+        asks = [c.post("/v1/ask", json={"question": f"Does metformin lower glucose {i}?"})
+                for i in range(6)]  # fmt: skip
+        replies = await asyncio.gather(*asks)
+    assert [r.status_code for r in replies] == [200] * 6  # queued, not refused
+    async with client_for(tmp_path, hash_embedder, index, max_concurrent_asks=1,
+                          max_queued_asks=0) as c:  # fmt: skip
         asks = [c.post("/v1/ask", json={"question": f"Does metformin lower glucose {i}?"})
                 for i in range(6)]  # fmt: skip
         replies = await asyncio.gather(*asks)
@@ -101,7 +109,7 @@ async def test_a_full_server_refuses_at_once_with_retry_after(tmp_path, hash_emb
     assert codes[0] == 200 and set(codes) <= {200, 503}
     for r in replies:
         if r.status_code == 503:
-            assert r.headers["retry-after"] == "1" and r.json()["error"]["type"] == "busy"
+            assert r.headers["retry-after"] == "2" and r.json()["error"]["type"] == "busy"
 
 
 async def test_openai_chat_completions_carry_citations_and_evidence(tmp_path, hash_embedder, index):

@@ -28,7 +28,13 @@ def serve(
         None, "--api-keys-file", help="file of API keys, one per line (or BIORAG_SERVER_API_KEYS)"
     ),
     max_concurrent_asks: int = typer.Option(
-        8, "--max-concurrent-asks", help="asks answered at once; one more gets 503 Retry-After"
+        8, "--max-concurrent-asks", help="asks answered at once; more wait their turn"
+    ),
+    max_queued_asks: int = typer.Option(
+        64, "--max-queued-asks", help="asks waiting for a slot; one more gets 503 Retry-After"
+    ),
+    max_wait: float = typer.Option(
+        30.0, "--max-wait", help="seconds an ask waits for a slot before a 503 Retry-After"
     ),
     method: str = typer.Option("retrieve-read", "--method", help="the default method"),
     datasets: Path = typer.Option(
@@ -56,8 +62,11 @@ def serve(
 
     keys = load_keys(api_keys_file)
     check_exposure(host, keys)
-    if max_concurrent_asks < 1:
-        raise BioragError("--max-concurrent-asks must be at least 1")
+    if max_concurrent_asks < 1 or max_queued_asks < 0 or max_wait <= 0:
+        raise BioragError(
+            "--max-concurrent-asks must be at least 1, --max-queued-asks 0 or more and "
+            "--max-wait positive"
+        )
     if datasets is not None and not datasets.is_dir():
         raise BioragError(f"{datasets} is not a folder of datasets", param="datasets")
     if max_upload_mb <= 0 or rate_limit < 0:
@@ -79,6 +88,8 @@ def serve(
         strata=strata,
         api_keys=keys,
         max_concurrent_asks=max_concurrent_asks,
+        max_queued_asks=max_queued_asks,
+        max_wait_s=max_wait,
         default_method=method,
         data_dir=data_dir,
         datasets_dir=datasets,

@@ -9,7 +9,8 @@ A script is a list of rules (a JSON list, or JSONL with one rule per line)::
 The first rule whose ``match`` (``re.search``, optional) and ``stage`` (optional) fit wins.
 A ``once`` rule is consumed by its first use, so a test can script a malformed answer followed
 by a good one. A rule may instead carry ``"error": "retryable"`` or ``"error": "fatal"`` (with
-an optional ``"message"``) to simulate failures. Tokens are counted by whitespace split.
+an optional ``"message"``) to simulate failures, and ``"seconds"`` to answer that much later (a
+slow model). Tokens are counted by whitespace split.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ class MockRule:
     once: bool = False
     error: str | None = None
     message: str = ""
+    seconds: float = 0.0
     used: bool = field(default=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MockRule:
         """Build a rule from its script form, checking keys and the regex."""
-        allowed = {"match", "stage", "response", "logprobs", "once", "error", "message"}
+        allowed = {"match", "stage", "response", "logprobs", "once", "error", "message", "seconds"}
         unknown = set(d) - allowed
         if unknown:
             raise ConfigError(f"mock rule has unknown keys {sorted(unknown)}: {d!r}")
@@ -66,6 +68,7 @@ class MockRule:
             once=bool(d.get("once", False)),
             error=d.get("error"),
             message=d.get("message", ""),
+            seconds=float(d.get("seconds", 0.0)),
         )
 
     def identity(self) -> list[Any]:
@@ -150,6 +153,10 @@ class MockBackend:
         rule = self._pick(req)
         top: dict[str, float] | None = None
         if rule is not None:
+            if rule.seconds > 0:
+                import asyncio
+
+                await asyncio.sleep(rule.seconds)  # cancellable, as a model request is
             if rule.error == "retryable":
                 raise RetryableLLMError(rule.message or "mock: scripted retryable failure")
             if rule.error == "fatal":

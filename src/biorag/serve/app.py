@@ -38,7 +38,8 @@ from biorag.config import Settings, masked_dict
 from biorag.errors import BioragError, LLMError
 from biorag.methods.registry import METHODS
 from biorag.runtime import Runtime
-from biorag.serve.asking import Asker, Slots
+from biorag.serve.admission import Admission
+from biorag.serve.asking import Asker
 from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
 from biorag.serve.chat import chat_completion, chat_stream, model_list
 from biorag.serve.documents import add_document_routes, event_stream, sse
@@ -63,6 +64,9 @@ class ServerConfig:
     strata: Path | None = None
     api_keys: frozenset[str] = frozenset()
     max_concurrent_asks: int = 8
+    #: asks that wait for a slot (beyond it: 503), and for how long at most (seconds)
+    max_queued_asks: int = 64
+    max_wait_s: float = 30.0
     max_body_bytes: int = 1_000_000
     default_method: str = "retrieve-read"
     #: API calls a minute per key (per client address without keys); 0: no limit.
@@ -83,7 +87,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     indexes, closed at shutdown; a given one is the caller's to close)."""
     rt = runtime if runtime is not None else Runtime(settings, config.index_paths)
     metrics = Metrics()
-    slots = Slots(config.max_concurrent_asks)
+    slots = Admission(config.max_concurrent_asks, config.max_queued_asks, config.max_wait_s)
     asker = Asker(rt, slots, config.default_method, config.kg, metrics)
     auth = KeyCheck(config.api_keys, RateLimit(config.rate_limit_per_minute))
     data_dir = config.data_dir or Path(settings.home) / "serve"
@@ -111,7 +115,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     # /docs and /redoc are served below from vendored assets (nothing from a CDN)
     app = FastAPI(title="biorag", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime, app.state.config, app.state.jobs = rt, config, jobs
-    app.state.runs = runs
+    app.state.runs, app.state.asker = runs, asker
     _add_error_handlers(app, metrics)
     app.add_middleware(
         BodyLimit, max_body=config.max_body_bytes, max_upload=config.max_upload_bytes
@@ -174,10 +178,11 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         return {"settings": masked_dict(settings), "indexes": [str(p) for p in rt.index_paths]}
 
     @app.post("/v1/ask", dependencies=[key], response_model=None)
-    async def ask(body: AskRequest) -> dict[str, Any] | StreamingResponse:
+    async def ask(body: AskRequest, request: Request) -> dict[str, Any] | StreamingResponse:
         if not body.stream:
-            return await asker.ask(body)
-        events = asker.stream(body)  # a bad ask or a full server fails here, before streaming
+            return await asker.ask(body, client_of(request), request.is_disconnected)
+        # a bad ask or a full queue fails here, before streaming
+        events = await asker.stream(body, client_of(request))
         return event_stream(sse(kind, data) async for kind, data in events)
 
     @app.post("/v1/retrieve", dependencies=[key])
@@ -207,17 +212,49 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         return found
 
     @app.post("/v1/chat/completions", dependencies=[key], response_model=None)
-    async def chat(body: ChatRequest) -> dict[str, Any] | StreamingResponse:
+    async def chat(body: ChatRequest, request: Request) -> dict[str, Any] | StreamingResponse:
         if body.stream:
-            return event_stream(chat_stream(body, asker))
-        return await chat_completion(body, asker)
+            return event_stream(await chat_stream(body, asker, client_of(request)))
+        return await chat_completion(body, asker, client_of(request), request.is_disconnected)
 
     return app
 
 
-def _route(request: Request) -> str:
-    """The route's template as a metrics label, without path converters (``{key_}``)."""
-    return str(getattr(request.scope.get("route"), "path", "other")).replace(":path}", "}")
+def client_of(request: Request) -> str:
+    """Whose turn an ask waits for: its API key (hashed), else its address."""
+    import hashlib
+
+    auth = request.headers.get("authorization", "")
+    if auth:
+        return "key:" + hashlib.sha256(auth.encode()).hexdigest()[:16]
+    return "addr:" + (request.client.host if request.client else "")
+
+
+class RequestLog:
+    """A log line and the metrics of every request: method, route template, status, seconds
+    (a failure that propagates counts as the 500 it is answered with)."""
+
+    def __init__(self, app: Any, metrics: Metrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.perf_counter(), [500]
+
+        async def sent(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sent)
+        finally:
+            seconds = time.perf_counter() - started
+            route = str(getattr(scope.get("route"), "path", "other")).replace(":path}", "}")
+            self.metrics.request(scope["method"], route, status[0], seconds)
+            log.info("%s %s %d %.3fs", scope["method"], scope["path"], status[0], seconds)
 
 
 def _warm(rt: Runtime) -> None:
@@ -280,21 +317,9 @@ def _add_error_handlers(app: FastAPI, metrics: Metrics) -> None:
         body = {"error": {"type": kind, "message": message}}
         return JSONResponse(body, status_code=status, headers=headers)
 
-    @app.middleware("http")
-    async def log_request(request: Request, call_next: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            response = await call_next(request)
-        except Exception:  # answered as a 500 by the handler below; counted here
-            seconds = time.perf_counter() - started
-            metrics.request(request.method, _route(request), 500, seconds)
-            log.info("%s %s 500 %.3fs", request.method, request.url.path, seconds)
-            raise
-        seconds = time.perf_counter() - started
-        log.info("%s %s %d %.3fs", request.method, request.url.path, response.status_code,
-                 seconds)  # fmt: skip
-        metrics.request(request.method, _route(request), response.status_code, seconds)
-        return response
+    # a plain ASGI middleware, not @app.middleware("http"): that one wraps the request's
+    # receive channel, and an endpoint no longer hears its client hang up
+    app.add_middleware(RequestLog, metrics=metrics)
 
     @app.exception_handler(BioragError)
     async def user_error(request: Request, e: BioragError) -> JSONResponse:

@@ -2,7 +2,9 @@
 Server-Sent Events (``stream: true``).
 
 An ask runs on a child runtime of its own (its own LLM client and accounting) in a task that
-holds one ask slot until its work ends, whether or not its client is still there. A streamed
+holds one ask slot (:mod:`biorag.serve.admission`: waiting its turn when all are taken) until
+its work ends; a client that hangs up cancels it, which frees the slot at once and cancels the
+model request in flight. A streamed
 ask sends ``event: stage`` (a method step started, finished or failed, with its seconds), then
 ``event: token`` (pieces of the answer as the model writes them, where the model server
 streams), then ``event: result`` (the whole answer, as ``/v1/ask`` returns it) or
@@ -17,33 +19,15 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import HTTPException
-
 from biorag.asking import EventSink, prepare
 from biorag.corpus.datasets.base import Question
 from biorag.errors import BioragError, LLMError
 from biorag.runtime import Runtime
+from biorag.serve.admission import Admission
 from biorag.serve.metrics import Metrics
 from biorag.serve.schemas import AskRequest
 
 log = logging.getLogger("biorag.serve")
-
-
-class Slots:
-    """At most ``n`` asks at once; one more is refused at once (503), not queued."""
-
-    def __init__(self, n: int) -> None:
-        self.n, self.busy = n, 0
-
-    def take(self) -> None:
-        if self.busy >= self.n:
-            raise HTTPException(
-                503, f"all {self.n} ask slots are busy; retry shortly", {"Retry-After": "1"}
-            )
-        self.busy += 1
-
-    def give(self) -> None:
-        self.busy -= 1
 
 
 @dataclass
@@ -52,24 +36,25 @@ class Asker:
     defaults."""
 
     rt: Runtime
-    slots: Slots
+    slots: Admission
     default_method: str
     kg: Any = None  # the served KG directory, for vectorgraphrag
     metrics: Metrics | None = None
 
-    def start(
-        self, body: AskRequest, on_event: EventSink | None = None
+    async def start(
+        self, body: AskRequest, on_event: EventSink | None = None, client: str = ""
     ) -> asyncio.Task[dict[str, Any]]:
-        """Check the ask (a :class:`BioragError` for a bad one), take a slot (503 when none
-        is free) and start answering it through :func:`biorag.asking.ask`'s road;
-        ``on_event(kind, data)`` hears its stages and tokens."""
+        """Check the ask (a :class:`BioragError` for a bad one), wait for a slot in
+        ``client``'s turn (503 when the queue is full or the wait runs out) and start answering
+        it through :func:`biorag.asking.ask`'s road; ``on_event(kind, data)`` hears its stages
+        and tokens."""
         method = body.method or self.default_method
         options = dict(body.method_options)
         if method == "vectorgraphrag" and self.kg is not None:
             options["kg"] = str(self.kg)  # requests cannot name a KG (SERVER_ONLY_OPTIONS)
         question = Question(text=body.question, options=body.options, type=body.type)
         prepared = prepare(self.rt, question, method, options)
-        self.slots.take()
+        await self.slots.take(client)
         if self.metrics is not None:
             self.metrics.in_flight.inc()
 
@@ -79,28 +64,40 @@ class Asker:
         task = asyncio.create_task(answer())
 
         def done(t: asyncio.Task[Any]) -> None:
-            self.slots.give()  # when the work ends, not when a client gives up waiting
+            self.slots.give()  # when the work ends or its client left (cancelled)
             if self.metrics is not None:
                 self.metrics.in_flight.dec()
-                failed = t.cancelled() or t.exception() is not None
-                self.metrics.ask(method, "error" if failed else "ok", prepared.accounting.report())
-            if not t.cancelled() and t.exception() is not None and getattr(t, "_abandoned", False):
-                log.warning("an ask whose client left failed: %s", t.exception())
+                status = "cancelled" if t.cancelled() else "error" if t.exception() else "ok"
+                self.metrics.ask(method, status, prepared.accounting.report())
 
         task.add_done_callback(done)
         return task
 
-    async def ask(self, body: AskRequest) -> dict[str, Any]:
-        """The whole answer of one ask."""
-        task = self.start(body)
+    async def ask(
+        self, body: AskRequest, client: str = "", disconnected: Any = None
+    ) -> dict[str, Any]:
+        """The whole answer of one ask; ``disconnected()`` (awaitable: the request's) tells
+        when its client hung up, which cancels the answer."""
+        task = await self.start(body, client=client)
+        watch = asyncio.create_task(_hangup(disconnected)) if disconnected else None
         try:
+            if watch is not None:
+                await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+                if not task.done():
+                    task.cancel()  # the client left: its slot and model request go now
+                    raise asyncio.CancelledError
             return await asyncio.shield(task)
         except asyncio.CancelledError:
-            task._abandoned = True  # type: ignore[attr-defined]  # its error is logged, not lost
+            task.cancel()
             raise
+        finally:
+            if watch is not None:
+                watch.cancel()
 
-    def stream(self, body: AskRequest) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        """Start one ask (raising at once for a bad one or a full server) and return its
+    async def stream(
+        self, body: AskRequest, client: str = ""
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Start one ask (raising at once for a bad one or a full queue) and return its
         events: ``(kind, data)`` for stage, token, then result or error."""
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
@@ -108,9 +105,15 @@ class Asker:
         def put(kind: str, data: dict[str, Any]) -> None:  # from the loop or a worker thread
             loop.call_soon_threadsafe(events.put_nowait, (kind, data))
 
-        task = self.start(body, put)
+        task = await self.start(body, put, client)
         task.add_done_callback(lambda _: loop.call_soon_threadsafe(events.put_nowait, None))
         return _events(task, events)
+
+
+async def _hangup(disconnected: Any) -> None:
+    """Returns when the client has gone (polled, as Starlette offers it)."""
+    while not await disconnected():
+        await asyncio.sleep(0.2)
 
 
 async def _events(
@@ -122,10 +125,12 @@ async def _events(
         yield _outcome(task)
     finally:
         if not task.done():
-            task._abandoned = True  # type: ignore[attr-defined]  # the client left
+            task.cancel()  # the client left: its slot and model request go now
 
 
 def _outcome(task: asyncio.Task[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    if task.cancelled():  # the server is stopping
+        return "error", {"type": "cancelled", "message": "the ask was stopped; ask again"}
     error = task.exception()
     if error is None:
         return "result", task.result()

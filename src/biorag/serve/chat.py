@@ -129,9 +129,11 @@ def _usage(answer: dict[str, Any]) -> dict[str, int]:
             "total_tokens": prompt + completion}  # fmt: skip
 
 
-async def chat_completion(body: ChatRequest, asker: Asker) -> dict[str, Any]:
+async def chat_completion(
+    body: ChatRequest, asker: Asker, client: str = "", disconnected: Any = None
+) -> dict[str, Any]:
     """The OpenAI ``chat.completion`` object answering ``body``."""
-    answer = await asker.ask(_ask_request(body))
+    answer = await asker.ask(_ask_request(body), client, disconnected)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
@@ -150,10 +152,10 @@ async def chat_completion(body: ChatRequest, asker: Asker) -> dict[str, Any]:
     }
 
 
-def chat_stream(body: ChatRequest, asker: Asker) -> AsyncIterator[str]:
+async def chat_stream(body: ChatRequest, asker: Asker, client: str = "") -> AsyncIterator[str]:
     """The ``chat.completion.chunk`` events answering ``body`` (the ask starts now, so a bad
-    one or a full server fails before anything is sent)."""
-    events = asker.stream(_ask_request(body))
+    one or a full queue fails before anything is sent)."""
+    events = await asker.stream(_ask_request(body), client)
     options = (body.model_extra or {}).get("stream_options") or {}
     usage_chunk = isinstance(options, dict) and bool(options.get("include_usage"))
     return _chunks(events, f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), usage_chunk)
