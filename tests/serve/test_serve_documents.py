@@ -152,6 +152,19 @@ async def test_bad_uploads_are_4xx_and_lose_nothing(served, tmp_path):
     assert leftovers == []  # refused uploads leave no files behind
 
 
+def _finish_left_job(root, rt, settings, job_id):
+    """A job manager over ``root`` that picks up the job a stopped server left, run until
+    that job is done or failed (at most 60 s), then stopped."""
+    manager = JobManager(root, rt, settings, max_upload_bytes=10_000)
+    manager.start()
+    deadline = time.monotonic() + 60
+    while manager.snapshot(job_id)["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    manager.stop()
+    return manager
+
+
 def test_a_job_the_last_server_left_running_resumes(tmp_path, hash_embedder, index_of):
     index = index_of(DOCS, "toy")
     settings = Settings(home=str(tmp_path / "home"))
@@ -163,13 +176,7 @@ def test_a_job_the_last_server_left_running_resumes(tmp_path, hash_embedder, ind
               files=["000-new.jsonl"], step="embedding", done=1, total=2)  # fmt: skip
     (root / job.id / JOB_FILE).write_text(json.dumps(job.to_dict()))
     with Runtime(settings, [index], embedder=hash_embedder) as rt:
-        manager = JobManager(root, rt, settings, max_upload_bytes=10_000)
-        manager.start()
-        deadline = time.monotonic() + 60
-        while manager.snapshot(job.id)["status"] not in ("done", "failed"):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        manager.stop()
+        manager = _finish_left_job(root, rt, settings, job.id)
         state = manager.snapshot(job.id)
         assert state["status"] == "done" and state["resumed"] == 1, state
         assert state["report"]["documents_total"] == 4
@@ -231,13 +238,7 @@ def test_a_resumed_jobs_report_counts_what_all_its_attempts_added(
               files=["000-new.jsonl"], documents_before=2)  # fmt: skip
     (root / job.id / JOB_FILE).write_text(json.dumps(job.to_dict()))
     with Runtime(settings, [index], embedder=hash_embedder) as rt:
-        manager = JobManager(root, rt, settings, max_upload_bytes=10_000)
-        manager.start()
-        deadline = time.monotonic() + 60
-        while manager.snapshot(job.id)["status"] not in ("done", "failed"):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        manager.stop()
+        manager = _finish_left_job(root, rt, settings, job.id)
         report = manager.snapshot(job.id)["report"]
     assert report["documents_new"] == 2 and report["documents_new_this_attempt"] == 1
     assert report["documents_total"] == 4
