@@ -105,6 +105,15 @@ def main() -> None:
             expander, second,
         )  # fmt: skip
     rows = []
+    encoders = {"all-MiniLM-L6-v2": emb}
+    encoders["all-mpnet-base-v2"] = (
+        second.embedder if second else build_embedder(EmbedSettings(model="all-mpnet-base-v2"))
+    )
+    embedding = {
+        name: latencies(lambda i, e=e: e.embed([queries[i]]), args.queries)
+        for name, e in encoders.items()
+    }
+    log(f"query embedding alone: {embedding}")
     for name, (upd, exp, sec) in variants.items():
         st = st0.model_copy(update=upd)
         ranking = LocalRanking(bm25, sdense, lambda: emb, st, texts_of, exp, sec)
@@ -119,6 +128,7 @@ def main() -> None:
         "abbreviation_pairs": len(pairs),
         "mine_s": round(mine_s, 1),
         "rows": rows,
+        "query_embedding": embedding,
     }
     if args.out:
         from biorag.util.files import write_json_atomic
