@@ -131,6 +131,9 @@ class RayExecutor:
         ctx = ray.data.DataContext.get_current()
         ctx.execution_options.preserve_order = True
         ctx.enable_progress_bars = False
+        # every actor of the pool is up before the first batch is sent: otherwise the first one
+        # ready may take all the batches of a small, fast job while the others still start
+        ctx.wait_for_min_actors_s = 120
         blocks = max(1, -(-len(items) // batch_size))  # one block per batch: committed alone
         ds = ray.data.from_items(
             [{"i": i, "item": x} for i, x in enumerate(items)], override_num_blocks=blocks
