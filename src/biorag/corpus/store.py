@@ -140,24 +140,29 @@ class CorpusStore:
         while rows := cur.fetchmany(batch):
             yield from (self._doc(r) for r in rows)
 
-    def list_documents(self, offset: int = 0, limit: int = 50) -> list[dict[str, object]]:
+    def list_documents(
+        self, offset: int = 0, limit: int = 50, match: str = ""
+    ) -> list[dict[str, object]]:
         """One page of documents (id, source id, title, state, chunk count), in the order they
-        were added."""
+        were added; with ``match``, only those whose source id, content id or title holds it
+        (case-insensitive for ASCII)."""
+        where, args = _matching(match)
         rows = self.db.execute(
             "SELECT d.id, d.source_id, d.title, d.state, "
             "(SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id) "
-            "FROM documents d ORDER BY d.rowid LIMIT ? OFFSET ?",
-            (limit, offset),
+            f"FROM documents d {where} ORDER BY d.rowid LIMIT ? OFFSET ?",
+            (*args, limit, offset),
         ).fetchall()
         keys = ("id", "source_id", "title", "state", "chunks")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
-    def count_documents(self, state: str | None = None) -> int:
-        if state is None:
-            return self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-        return self.db.execute(
-            "SELECT COUNT(*) FROM documents WHERE state = ?", (state,)
-        ).fetchone()[0]
+    def count_documents(self, state: str | None = None, match: str = "") -> int:
+        """How many documents (in ``state``; holding ``match`` as :meth:`list_documents`)."""
+        where, args = _matching(match)
+        if state is not None:
+            where = f"{where} AND d.state = ?" if where else "WHERE d.state = ?"
+            args = (*args, state)
+        return self.db.execute(f"SELECT COUNT(*) FROM documents d {where}", args).fetchone()[0]
 
     def state_counts(self) -> dict[str, int]:
         rows = self.db.execute("SELECT state, COUNT(*) FROM documents GROUP BY state").fetchall()
@@ -286,3 +291,13 @@ class CorpusStore:
 
     def chunk_doc_ids(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT id, doc_id FROM chunks"))
+
+
+def _matching(match: str) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause (and its arguments) of documents whose ids or title hold ``match``."""
+    match = match.strip()
+    if not match:
+        return "", ()
+    like = "%" + match.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    clause = " OR ".join(f"d.{c} LIKE ? ESCAPE '\\'" for c in ("source_id", "id", "title"))
+    return f"WHERE ({clause})", (like, like, like)

@@ -343,16 +343,22 @@ class MultiSearcher:
                     return {**fields, "corpus": s.name}
         return None
 
-    def list_documents(self, corpus: str, offset: int, limit: int) -> dict[str, Any]:
-        """A page of corpus ``corpus``'s documents with its total count. Thread-safe."""
+    def list_documents(
+        self, corpus: str, offset: int, limit: int, match: str = ""
+    ) -> dict[str, Any]:
+        """A page of corpus ``corpus``'s documents (those whose ids or title hold ``match``)
+        with its total count and, searching, how many match. Thread-safe."""
         (s,) = self.select([corpus])
         with self._lock, s._reading_store():
-            return {
+            page = {
                 "corpus": s.name,
                 "total": s.store.count_documents(),
                 "states": s.store.state_counts(),
-                "documents": s.store.list_documents(offset, limit),
+                "documents": s.store.list_documents(offset, limit, match),
             }
+            if match.strip():
+                page["matching"] = s.store.count_documents(match=match)
+            return page
 
     def close(self) -> None:
         with self._lock:

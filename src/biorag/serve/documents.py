@@ -1,6 +1,7 @@
 """The documents and jobs endpoints of ``biorag serve``.
 
-- ``GET /v1/documents?index=&offset=&limit=``: a page of an index's documents with their state.
+- ``GET /v1/documents?index=&offset=&limit=&q=``: a page of an index's documents with their
+  state (with ``q``: those whose source id, content id or title holds it, and how many do).
 - ``POST /v1/documents`` (multipart: ``files``, ``format``, ``index``): upload corpus files
   (JSON Lines, PubMed XML, text or Markdown); 202 with the add job.
 - ``DELETE /v1/documents/{id}?index=``: 202 with the remove job (content id or source id).
@@ -42,9 +43,14 @@ def add_document_routes(
         index: str | None = None,
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         limit: int = Query(50, ge=1, le=500),
+        q: str = Query(
+            "",
+            max_length=200,
+            description="only documents whose ids or title hold this (the page's document search)",
+        ),
     ) -> dict[str, Any]:
         name = jobs.index_name(index)
-        return await asyncio.to_thread(rt.searcher.list_documents, name, offset, limit)
+        return await asyncio.to_thread(rt.searcher.list_documents, name, offset, limit, q)
 
     @app.post("/v1/documents", dependencies=[key, started], status_code=202)
     async def upload(
