@@ -145,3 +145,52 @@ async def test_sources_list_only_cited_passages_and_an_empty_answer_says_why(
         r = (await c.post("/v1/chat/completions", json=chat)).json()
         content = r["choices"][0]["message"]["content"]
         assert content.startswith("(closed-book has no answer: no-LLM floor")
+
+
+async def test_the_model_and_indexes_are_warmed_before_the_server_is_ready(
+    tmp_path, hash_embedder, index
+):
+    """The lifespan runs the embedding model once and searches every index before the server
+    listens, so no first ask waits for them; a warm-up that fails leaves the server starting."""
+    from biorag.config import Settings
+    from biorag.runtime import Runtime
+    from biorag.serve.app import ServerConfig, create_app
+
+    settings = Settings(home=str(tmp_path / "home"))
+    rt = Runtime(settings, [index], embedder=hash_embedder)
+    app = create_app(settings, ServerConfig(index_paths=[index]), runtime=rt)
+    hash_embedder.calls.clear()
+    assert "searcher" not in rt.built()
+    async with app.router.lifespan_context(app):
+        assert "searcher" in rt.built() and "reranker" in rt.built()
+        assert len(hash_embedder.calls) >= 2  # the model itself, then the probe search's query
+
+    class Down:
+        model_id, dim = "test:down", 64
+
+        def embed(self, texts, **_):
+            raise OSError("the embedding server is not up yet")
+
+    rt = Runtime(settings, [index], embedder=Down())
+    app = create_app(settings, ServerConfig(index_paths=[index]), runtime=rt)
+    async with app.router.lifespan_context(app):  # starts all the same, and says why
+        pass
+
+
+async def test_documents_are_searched_by_id_or_title_and_wildcards_are_literal(
+    tmp_path, hash_embedder, index_of
+):
+    docs = [{"id": "10.1000/a_b", "title": "Statins and LDL", "text": "Statins lower LDL."},
+            {"id": "2002", "title": "Vitamin D", "text": "Vitamin D and bone."}]  # fmt: skip
+    index = index_of(docs, "toy")
+    async with client_for(tmp_path, hash_embedder, index) as c:
+        page = (await c.get("/v1/documents", params={"q": "statins"})).json()
+        assert page["matching"] == 1 and page["total"] == 2
+        assert [d["source_id"] for d in page["documents"]] == ["10.1000/a_b"]
+        assert (await c.get("/v1/documents", params={"q": "2002"})).json()["matching"] == 1
+        for literal in ("%", "a%b"):  # LIKE's wildcards match only themselves
+            assert (await c.get("/v1/documents", params={"q": literal})).json()["matching"] == 0
+        assert (await c.get("/v1/documents", params={"q": "a_b"})).json()["matching"] == 1
+        assert "matching" not in (await c.get("/v1/documents")).json()
+        r = await c.get("/v1/documents", params={"q": "x" * 201})
+        assert r.status_code == 422 and "q" in r.json()["error"]["message"]

@@ -46,7 +46,10 @@ def test_serve_answers_over_http_and_stops_cleanly(tmp_path):
         assert httpx.get(f"{base}/ready", timeout=10).json()["ready"] is True
     finally:
         code = stop_serve(proc, signal.SIGINT)
-    assert code == 0 and "biorag serve stopped" in log_path.read_text()
+    logged = log_path.read_text()
+    assert code == 0 and "biorag serve stopped" in logged
+    # the model and the index were loaded before the server answered anything
+    assert "warmed up in" in logged and logged.index("warmed up in") < logged.index("GET /health")
 
 
 @pytest.mark.slow

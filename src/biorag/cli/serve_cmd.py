@@ -36,6 +36,9 @@ def serve(
     max_wait: float = typer.Option(
         30.0, "--max-wait", help="seconds an ask waits for a slot before a 503 Retry-After"
     ),
+    max_ask_seconds: float = typer.Option(
+        300.0, "--max-ask-seconds", help="the longest one ask may run before it is stopped (504)"
+    ),
     method: str = typer.Option("retrieve-read", "--method", help="the default method"),
     datasets: Path = typer.Option(
         None, "--datasets", help="folder of benchmark files evaluation runs may read"
@@ -62,10 +65,10 @@ def serve(
 
     keys = load_keys(api_keys_file)
     check_exposure(host, keys)
-    if max_concurrent_asks < 1 or max_queued_asks < 0 or max_wait <= 0:
+    if max_concurrent_asks < 1 or max_queued_asks < 0 or max_wait <= 0 or max_ask_seconds <= 0:
         raise BioragError(
-            "--max-concurrent-asks must be at least 1, --max-queued-asks 0 or more and "
-            "--max-wait positive"
+            "--max-concurrent-asks must be at least 1, --max-queued-asks 0 or more, and "
+            "--max-wait and --max-ask-seconds positive"
         )
     if datasets is not None and not datasets.is_dir():
         raise BioragError(f"{datasets} is not a folder of datasets", param="datasets")
@@ -90,6 +93,7 @@ def serve(
         max_concurrent_asks=max_concurrent_asks,
         max_queued_asks=max_queued_asks,
         max_wait_s=max_wait,
+        max_ask_seconds=max_ask_seconds,
         default_method=method,
         data_dir=data_dir,
         datasets_dir=datasets,
@@ -103,7 +107,8 @@ def serve(
     server = _graceful_server(
         uvicorn.Config(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=30)
     )
-    typer.echo(f"biorag serving on http://{host}:{port}/ (API docs at /docs)", err=True)
+    typer.echo(f"biorag serve: loading the models and indexes, then serving on "
+               f"http://{host}:{port}/ (API docs at /docs)", err=True)  # fmt: skip
     server.run()
     typer.echo("biorag serve stopped", err=True)
 

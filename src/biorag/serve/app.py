@@ -13,7 +13,8 @@ own, so its answer carries its own accounting. The API:
 
 Errors are JSON (``{"error": {"type", "message"}}``): 400 for a user's mistake (a
 :class:`~biorag.errors.BioragError`), 401 without a valid key, 413 for an oversized body, 422
-for a malformed one, 503 with ``Retry-After`` when every ask slot is taken; a bug is a 500 that
+for a malformed one, 503 with ``Retry-After`` when the ask queue is full or its wait runs out,
+504 for an ask that ran past ``--max-ask-seconds``; a bug is a 500 that
 says nothing of its traceback (which goes to the log).
 """
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -39,7 +41,7 @@ from biorag.errors import BioragError, LLMError
 from biorag.methods.registry import METHODS
 from biorag.runtime import Runtime
 from biorag.serve.admission import Admission
-from biorag.serve.asking import Asker
+from biorag.serve.asking import Asker, AskTimedOut, ClientGone, server_timing
 from biorag.serve.auth import KeyCheck, RateLimit, SameOrigin
 from biorag.serve.chat import chat_completion, chat_stream, model_list
 from biorag.serve.documents import add_document_routes, event_stream, sse
@@ -67,6 +69,8 @@ class ServerConfig:
     #: asks that wait for a slot (beyond it: 503), and for how long at most (seconds)
     max_queued_asks: int = 64
     max_wait_s: float = 30.0
+    #: the longest one ask may run, seconds (then it is stopped: 504); None: no limit
+    max_ask_seconds: float | None = 300.0
     max_body_bytes: int = 1_000_000
     default_method: str = "retrieve-read"
     #: API calls a minute per key (per client address without keys); 0: no limit.
@@ -88,7 +92,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     rt = runtime if runtime is not None else Runtime(settings, config.index_paths)
     metrics = Metrics()
     slots = Admission(config.max_concurrent_asks, config.max_queued_asks, config.max_wait_s)
-    asker = Asker(rt, slots, config.default_method, config.kg, metrics)
+    asker = Asker(rt, slots, config.default_method, config.kg, metrics, config.max_ask_seconds)
     auth = KeyCheck(config.api_keys, RateLimit(config.rate_limit_per_minute))
     data_dir = config.data_dir or Path(settings.home) / "serve"
     jobs = JobManager(data_dir / "jobs", rt, settings, config.max_upload_bytes)
@@ -161,7 +165,8 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @app.get("/metrics", dependencies=[key])
     async def show_metrics() -> Response:
-        return Response(metrics.exposition(jobs.list(limit=10_000)), media_type=METRICS_TYPE)
+        return Response(metrics.exposition(jobs.list(limit=10_000), slots.queued),
+                        media_type=METRICS_TYPE)  # fmt: skip
 
     @app.get("/v1/methods", dependencies=[key])
     async def methods() -> dict[str, Any]:
@@ -178,12 +183,17 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         return {"settings": masked_dict(settings), "indexes": [str(p) for p in rt.index_paths]}
 
     @app.post("/v1/ask", dependencies=[key], response_model=None)
-    async def ask(body: AskRequest, request: Request) -> dict[str, Any] | StreamingResponse:
+    async def ask(body: AskRequest, request: Request) -> JSONResponse | StreamingResponse:
+        times: dict[str, float] = {}  # sent as Server-Timing: the wait for a slot, the answer
         if not body.stream:
-            return await asker.ask(body, client_of(request), request.is_disconnected)
+            answer = await asker.ask(body, client_of(request), request.is_disconnected, times)
+            timing = {"Server-Timing": server_timing(times)}
+            return JSONResponse(jsonable_encoder(answer), headers=timing)
         # a bad ask or a full queue fails here, before streaming
-        events = await asker.stream(body, client_of(request))
-        return event_stream(sse(kind, data) async for kind, data in events)
+        events = await asker.stream(body, client_of(request), times, request.is_disconnected)
+        response = event_stream(sse(kind, data) async for kind, data in events)
+        response.headers["Server-Timing"] = server_timing(times)
+        return response
 
     @app.post("/v1/retrieve", dependencies=[key])
     async def retrieve(body: RetrieveRequest) -> dict[str, Any]:
@@ -214,7 +224,8 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
     @app.post("/v1/chat/completions", dependencies=[key], response_model=None)
     async def chat(body: ChatRequest, request: Request) -> dict[str, Any] | StreamingResponse:
         if body.stream:
-            return event_stream(await chat_stream(body, asker, client_of(request)))
+            stream = await chat_stream(body, asker, client_of(request), request.is_disconnected)
+            return event_stream(stream)
         return await chat_completion(body, asker, client_of(request), request.is_disconnected)
 
     return app
@@ -258,10 +269,23 @@ class RequestLog:
 
 
 def _warm(rt: Runtime) -> None:
-    """Build the embedder, the searcher and the reranker (the parts that load models)."""
-    _ = rt.embedder, rt.reranker
-    if rt.index_paths:
-        _ = rt.searcher
+    """Load and run once what the first ask would otherwise wait for (15-20 s on a cold
+    machine): the embedding model (a query embedded past its cache), the reranker, and every
+    served index (a search through the default retriever). Runs before the server listens, so
+    ``/ready`` says ready only once it is done. A failure here (a remote embedding server
+    still down) is logged, and the first ask meets it instead."""
+    started = time.perf_counter()
+    try:
+        embedder = rt.embedder
+        getattr(embedder, "inner", embedder).embed(["warm-up"])  # no cache entry: the model runs
+        _ = rt.reranker
+        if rt.index_paths:
+            rt.searcher.search(["warm-up"], 1, rt.settings.retrieval.retriever)
+    except (BioragError, LLMError, OSError) as e:
+        log.warning("warm-up incomplete (the first ask will load the rest): %s", e)
+        return
+    log.info("warmed up in %.1f s: the embedding model and the indexes are loaded",
+             time.perf_counter() - started)  # fmt: skip
 
 
 class BodyLimit:
@@ -324,6 +348,15 @@ def _add_error_handlers(app: FastAPI, metrics: Metrics) -> None:
     @app.exception_handler(BioragError)
     async def user_error(request: Request, e: BioragError) -> JSONResponse:
         return error(400, type(e).__name__, " ".join(str(e).split()))
+
+    @app.exception_handler(ClientGone)
+    async def client_gone(request: Request, e: ClientGone) -> JSONResponse:
+        # nobody reads it; 499 (nginx's "client closed request") marks it in the log and metrics
+        return error(499, "client_closed", "the client hung up while its ask waited for a slot")
+
+    @app.exception_handler(AskTimedOut)
+    async def ask_timed_out(request: Request, e: AskTimedOut) -> JSONResponse:
+        return error(504, "ask_timeout", str(e))
 
     @app.exception_handler(UploadTooLarge)
     async def upload_too_large(request: Request, e: UploadTooLarge) -> JSONResponse:

@@ -9,12 +9,17 @@ ask sends ``event: stage`` (a method step started, finished or failed, with its 
 ``event: token`` (pieces of the answer as the model writes them, where the model server
 streams), then ``event: result`` (the whole answer, as ``/v1/ask`` returns it) or
 ``event: error`` (``{"type", "message"}``).
+
+Each ask's work is capped in time as well as in depth (``k``): past ``max_seconds`` its answer
+is cancelled like a hang-up's and the client hears :class:`AskTimedOut` (a 504, or an
+``ask_timeout`` error event), so no question, option or slow model holds a slot for longer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +35,20 @@ from biorag.serve.schemas import AskRequest
 log = logging.getLogger("biorag.serve")
 
 
+class ClientGone(Exception):
+    """The client hung up while its ask waited for a slot: nothing was answered."""
+
+
+class AskTimedOut(Exception):
+    """An ask ran past the server's ``--max-ask-seconds`` and was stopped."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the ask ran past this server's limit of {seconds:g} s and was stopped; ask with "
+            "a smaller k or a cheaper method, or ask the operator to raise --max-ask-seconds"
+        )
+
+
 @dataclass
 class Asker:
     """What every ask draws on: the runtime (and its one shared model), the slots, the
@@ -40,26 +59,42 @@ class Asker:
     default_method: str
     kg: Any = None  # the served KG directory, for vectorgraphrag
     metrics: Metrics | None = None
+    #: the longest one ask may run (seconds); None: no limit
+    max_seconds: float | None = 300.0
 
     async def start(
-        self, body: AskRequest, on_event: EventSink | None = None, client: str = ""
+        self,
+        body: AskRequest,
+        on_event: EventSink | None = None,
+        client: str = "",
+        times: dict[str, float] | None = None,
+        disconnected: Any = None,
     ) -> asyncio.Task[dict[str, Any]]:
         """Check the ask (a :class:`BioragError` for a bad one), wait for a slot in
         ``client``'s turn (503 when the queue is full or the wait runs out) and start answering
         it through :func:`biorag.asking.ask`'s road; ``on_event(kind, data)`` hears its stages
-        and tokens."""
+        and tokens; ``times["queue"]`` gets the seconds it waited for its slot. A client that
+        hangs up while its ask waits (``disconnected()`` says so) leaves the queue at once:
+        :class:`ClientGone`."""
         method = body.method or self.default_method
         options = dict(body.method_options)
         if method == "vectorgraphrag" and self.kg is not None:
             options["kg"] = str(self.kg)  # requests cannot name a KG (SERVER_ONLY_OPTIONS)
         question = Question(text=body.question, options=body.options, type=body.type)
         prepared = prepare(self.rt, question, method, options)
-        await self.slots.take(client)
+        waited = time.perf_counter()
+        await self._take(client, disconnected)
+        if times is not None:
+            times["queue"] = time.perf_counter() - waited
         if self.metrics is not None:
             self.metrics.in_flight.inc()
 
         async def answer() -> dict[str, Any]:
-            return (await prepared.run(on_event)).model_dump()
+            try:
+                async with asyncio.timeout(self.max_seconds):
+                    return (await prepared.run(on_event)).model_dump()
+            except TimeoutError:
+                raise AskTimedOut(self.max_seconds or 0) from None
 
         task = asyncio.create_task(answer())
 
@@ -73,12 +108,36 @@ class Asker:
         task.add_done_callback(done)
         return task
 
+    async def _take(self, client: str, disconnected: Any) -> None:
+        """A slot in ``client``'s turn, or :class:`ClientGone` as soon as it hangs up."""
+        if disconnected is None or (self.slots.busy < self.slots.n and not self.slots.queued):
+            await self.slots.take(client)  # a free slot: no wait to watch
+            return
+        take = asyncio.create_task(self.slots.take(client))
+        watch = asyncio.create_task(_hangup(disconnected))
+        try:
+            await asyncio.wait({take, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+        if not take.done():
+            take.cancel()  # out of the queue (a slot handed to it meanwhile goes on in turn)
+            await asyncio.gather(take, return_exceptions=True)
+            raise ClientGone
+        take.result()  # a 503 (full, or the wait ran out) is raised here
+
     async def ask(
-        self, body: AskRequest, client: str = "", disconnected: Any = None
+        self,
+        body: AskRequest,
+        client: str = "",
+        disconnected: Any = None,
+        times: dict[str, float] | None = None,
     ) -> dict[str, Any]:
         """The whole answer of one ask; ``disconnected()`` (awaitable: the request's) tells
-        when its client hung up, which cancels the answer."""
-        task = await self.start(body, client=client)
+        when its client hung up, which cancels the answer. ``times`` gets ``queue`` (seconds
+        waiting for a slot) and ``answer`` (seconds answering)."""
+        times = {} if times is None else times
+        task = await self.start(body, client=client, times=times, disconnected=disconnected)
+        started = time.perf_counter()
         watch = asyncio.create_task(_hangup(disconnected)) if disconnected else None
         try:
             if watch is not None:
@@ -86,7 +145,9 @@ class Asker:
                 if not task.done():
                     task.cancel()  # the client left: its slot and model request go now
                     raise asyncio.CancelledError
-            return await asyncio.shield(task)
+            result = await asyncio.shield(task)
+            times["answer"] = time.perf_counter() - started
+            return result
         except asyncio.CancelledError:
             task.cancel()
             raise
@@ -95,7 +156,11 @@ class Asker:
                 watch.cancel()
 
     async def stream(
-        self, body: AskRequest, client: str = ""
+        self,
+        body: AskRequest,
+        client: str = "",
+        times: dict[str, float] | None = None,
+        disconnected: Any = None,
     ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Start one ask (raising at once for a bad one or a full queue) and return its
         events: ``(kind, data)`` for stage, token, then result or error."""
@@ -105,9 +170,16 @@ class Asker:
         def put(kind: str, data: dict[str, Any]) -> None:  # from the loop or a worker thread
             loop.call_soon_threadsafe(events.put_nowait, (kind, data))
 
-        task = await self.start(body, put, client)
+        task = await self.start(body, put, client, times, disconnected)
         task.add_done_callback(lambda _: loop.call_soon_threadsafe(events.put_nowait, None))
         return _events(task, events)
+
+
+def server_timing(times: dict[str, float]) -> str:
+    """The ``Server-Timing`` header of an ask (``queue;dur=12.3, answer;dur=45.6``, in
+    milliseconds): what a client, a browser's network panel or a load test reads to tell
+    waiting for a slot from answering."""
+    return ", ".join(f"{name};dur={seconds * 1000:.1f}" for name, seconds in times.items())
 
 
 async def _hangup(disconnected: Any) -> None:
@@ -134,6 +206,8 @@ def _outcome(task: asyncio.Task[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     error = task.exception()
     if error is None:
         return "result", task.result()
+    if isinstance(error, AskTimedOut):
+        return "error", {"type": "ask_timeout", "message": str(error)}
     if isinstance(error, BioragError):
         return "error", {"type": type(error).__name__, "message": " ".join(str(error).split())}
     if isinstance(error, LLMError):

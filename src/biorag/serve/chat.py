@@ -152,10 +152,12 @@ async def chat_completion(
     }
 
 
-async def chat_stream(body: ChatRequest, asker: Asker, client: str = "") -> AsyncIterator[str]:
+async def chat_stream(
+    body: ChatRequest, asker: Asker, client: str = "", disconnected: Any = None
+) -> AsyncIterator[str]:
     """The ``chat.completion.chunk`` events answering ``body`` (the ask starts now, so a bad
     one or a full queue fails before anything is sent)."""
-    events = await asker.stream(_ask_request(body), client)
+    events = await asker.stream(_ask_request(body), client, disconnected=disconnected)
     options = (body.model_extra or {}).get("stream_options") or {}
     usage_chunk = isinstance(options, dict) and bool(options.get("include_usage"))
     return _chunks(events, f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), usage_chunk)

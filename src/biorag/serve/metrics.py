@@ -1,5 +1,6 @@
 """Prometheus metrics of one ``biorag serve`` (``GET /metrics``, text exposition format):
-requests by route and status, their latency, asks by method and outcome, the asks in flight,
+requests by route and status, their latency, asks by method and outcome, the asks in flight
+and waiting,
 LLM calls, cache hits and tokens, and jobs by status.
 
 Each app has a registry of its own (several apps in one process, as in tests, do not share
@@ -29,6 +30,7 @@ class Metrics:
         self.asks = Counter("biorag_asks", "asks answered, by method and outcome",
                             ["method", "outcome"], registry=r)  # fmt: skip
         self.in_flight = Gauge("biorag_asks_in_flight", "asks being answered", registry=r)
+        self.queued = Gauge("biorag_asks_queued", "asks waiting for a slot", registry=r)
         self.llm_calls = Counter("biorag_llm_calls", "LLM calls made by asks", registry=r)
         self.llm_cache_hits = Counter("biorag_llm_cache_hits", "LLM calls answered by the cache",
                                       registry=r)  # fmt: skip
@@ -47,8 +49,10 @@ class Metrics:
         self.llm_tokens.labels("prompt").inc(total.get("prompt_tokens", 0))
         self.llm_tokens.labels("completion").inc(total.get("completion_tokens", 0))
 
-    def exposition(self, jobs: list[dict[str, Any]]) -> bytes:
-        """The text format, with the jobs gauge set from ``jobs`` now."""
+    def exposition(self, jobs: list[dict[str, Any]], queued: int = 0) -> bytes:
+        """The text format, with the jobs gauge set from ``jobs`` and the queue's from
+        ``queued`` now."""
+        self.queued.set(queued)
         for status in ("queued", "running", "done", "failed"):
             self.jobs.labels(status).set(sum(j["status"] == status for j in jobs))
         return generate_latest(self.registry)
