@@ -291,13 +291,48 @@ def test_runs_start_finish_open_and_compare(page):
     page.wait_for_selector("#rundetail:not([hidden])")
     assert page.locator("#runchart .bar").count() == 1
     assert page.locator("#runanswers tr").count() == 3
-    assert "1001" in page.inner_text("#runanswers")
+    answers = page.inner_text("#runanswers")  # the questions and answers, not ids and letters
+    assert "Does vitamin D reduce fracture risk?" in answers and "1001" in answers
+    gold = page.locator("#runanswers tr", has_text="vitamin D").locator("td").nth(3).inner_text()
+    assert gold.endswith(". no"), gold
     page.select_option("#cmpa", "first")
     page.select_option("#cmpb", "second")
     page.click("#compare button[type=submit]")
     page.wait_for_selector("#cmpresult tr:has-text('retrieve-read')")
     table = page.inner_text("#cmpresult")
     assert "first" in table and "second" in table and "accuracy" in table
+
+
+def test_a_free_answer_is_shown_once_a_choice_with_its_text_and_nothing_is_not_answered(page):
+    ask(page, "Does vitamin D reduce fracture risk?", method="claims")
+    assert page.inner_text("#status") == "answered"
+    sentences = page.inner_text("#sentences")
+    assert sentences and page.inner_text("#letter") == ""  # no bold copy above the sentences
+    page.fill("#options", "A: yes\nB: no\nC: maybe")
+    ask(page, "Does vitamin D reduce fracture risk?", method="retrieve-read")
+    assert page.inner_text("#letter") in ("A. yes", "B. no", "C. maybe")
+    page.fill("#options", "")
+    ask(page, "Does vitamin D reduce fracture risk?", method="closed-book")
+    status = page.inner_text("#status")  # no "answered" over an empty answer: the reason
+    assert status.startswith("no answer:") and "closed-book" in status
+    assert page.locator("#status .warning").count() == 1
+
+
+def test_documents_are_found_by_id_or_title_words(page):
+    page.click("button[data-view=documents]")
+    page.wait_for_selector("#doclist tr")
+    page.fill("#docq", "statins")
+    page.click("#docsearch button[type=submit]")
+    page.wait_for_function("document.getElementById('doccount').textContent.includes('of 3')")
+    assert page.locator("#doclist tr").count() == 1 and "1002" in page.inner_text("#doclist")
+    page.fill("#docq", "1003")
+    page.click("#docsearch button[type=submit]")
+    page.wait_for_function("document.getElementById('doclist').innerText.includes('1003')")
+    assert page.locator("#doclist tr").count() == 1
+    page.fill("#docq", "no such words")
+    page.click("#docsearch button[type=submit]")
+    page.wait_for_function("document.getElementById('doclist').innerText.includes('No document')")
+    assert "0 of 3" in page.inner_text("#doccount")
 
 
 def test_settings_show_the_config_without_secrets(page):

@@ -176,8 +176,10 @@ class RunManager(QueueWorker[str]):
         rows = read_predictions(self.run_dir(name) / "predictions.jsonl")
         if method:
             rows = [r for r in rows if r["method"] == method]
-        keep = ("question_id", "method", "prediction", "answer_text", "gold", "correct",
-                "parse_failed", "error", "seconds", "question_type")  # fmt: skip
+        # the question and its options too, so a reader sees what was asked and answered
+        # (a run recorded before records kept the question shows its id only)
+        keep = ("question_id", "question", "options", "method", "prediction", "answer_text",
+                "gold", "correct", "parse_failed", "error", "seconds", "question_type")  # fmt: skip
         page = [{k: r.get(k) for k in keep} for r in rows[offset : offset + limit]]
         return {"run": name, "total": len(rows), "answers": page}
 

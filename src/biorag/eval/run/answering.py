@@ -114,6 +114,7 @@ def _prediction_record(
             documents.append(doc)
     return {
         "question_id": item.id,
+        "question": item.text,
         "method": method,
         "sentences": _span_sentences(item, answer, evidence),
         "subset": item.subset,

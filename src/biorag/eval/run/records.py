@@ -41,6 +41,7 @@ JUDGMENT_KEY = ("method", "question_id", "answer_sha256", "judge_model")
 
 RECORD_KEYS = (
     "question_id",
+    "question",
     "method",
     "subset",
     "question_type",
