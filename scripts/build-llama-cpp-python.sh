@@ -22,7 +22,7 @@ main() {
   PY="${PYTHON:-python3}"
   HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   cpu_key=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-8 || echo generic)
-  DEST="$CACHE/$VERSION-shared-$cpu_key"
+  DEST="$CACHE/$VERSION-shared-noamx-$cpu_key"  # over build-llama-server.sh's noamx libraries
   BIN="$DEST/venv/bin/python"
   if [[ -x "$BIN" && -f "$DEST/build_seconds" ]]; then
     echo "$BIN"

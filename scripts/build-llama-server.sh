@@ -12,7 +12,11 @@
 #   scripts/build-llama-server.sh --check    # print the path if built, else exit 5
 #   LLAMA_SERVER_CACHE=/somewhere scripts/build-llama-server.sh
 #
-# The cache key holds the package version and the CPU's feature flags (the build is native).
+# The cache key holds the package version and the CPU's feature flags (the build is native),
+# and "noamx": the build is native except for Intel AMX. A CPU can list AMX while its kernel or
+# hypervisor never grants a process the tile state (a Firecracker VM on Sapphire Rapids, say):
+# ggml's AMX kernels then die with SIGILL on the first matrix product (tilezero), so they are
+# not compiled in. AVX-512 and VNNI stay.
 set -euo pipefail
 
 # Everything runs inside main, which bash reads whole before running: editing this file while
@@ -22,7 +26,7 @@ main() {
   CACHE="${LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/biorag/llama-server}"
   PY="${PYTHON:-python3}"
   cpu_key=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-8 || echo generic)
-  DEST="$CACHE/$VERSION-shared-$cpu_key"
+  DEST="$CACHE/$VERSION-shared-noamx-$cpu_key"
   BIN="$DEST/bin/llama-server"
   if [[ -x "$BIN" ]]; then
     echo "$BIN"
@@ -43,7 +47,7 @@ main() {
   flock 9
   if [[ -x "$BIN" ]]; then echo "$BIN"; exit 0; fi
   # The build folder is kept when a build fails or is interrupted: the next run goes on from it.
-  WORK="$CACHE/.build-$VERSION-shared-$cpu_key"
+  WORK="$CACHE/.build-$VERSION-shared-noamx-$cpu_key"
   mkdir -p "$WORK"
   start=$(date +%s)
   if [[ ! -d "$WORK/llama_cpp_python-$VERSION" ]]; then
@@ -53,12 +57,15 @@ main() {
     tar -xzf "$WORK"/llama_cpp_python-"$VERSION".tar.gz -C "$WORK"
   fi
   SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
+  NO_AMX=""  # explicit -mno-* flags win over what -march=native turns on (x86 only)
+  if [[ "$(uname -m)" == "x86_64" ]]; then NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; fi
   echo "build-llama-server: configuring $SRC" >&2
   cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
     -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN' \
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
-    -DLLAMA_CURL=OFF -DGGML_NATIVE=ON >"$WORK/configure.log" 2>&1 || {
+    -DLLAMA_CURL=OFF -DGGML_NATIVE=ON "-DCMAKE_C_FLAGS=$NO_AMX" "-DCMAKE_CXX_FLAGS=$NO_AMX" \
+    >"$WORK/configure.log" 2>&1 || {
     tail -30 "$WORK/configure.log" >&2; exit 4; }
   echo "build-llama-server: compiling the llama-server target and its shared libraries on $(nproc) cores" >&2
   cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.log" 2>&1 || {
