@@ -4,6 +4,8 @@ hold "/": each answered, or refused with a JSON 4xx naming the field."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 pytest.importorskip("fastapi")
@@ -148,7 +150,7 @@ async def test_sources_list_only_cited_passages_and_an_empty_answer_says_why(
 
 
 async def test_the_model_and_indexes_are_warmed_before_the_server_is_ready(
-    tmp_path, hash_embedder, index
+    tmp_path, hash_embedder, index, caplog
 ):
     """The lifespan runs the embedding model once and searches every index before the server
     listens, so no first ask waits for them; a warm-up that fails leaves the server starting."""
@@ -169,27 +171,31 @@ async def test_the_model_and_indexes_are_warmed_before_the_server_is_ready(
         model_id, dim = "test:down", 64
 
         def embed(self, texts, **_):
-            raise OSError("the embedding server is not up yet")
+            raise RuntimeError("the embedding server is not up yet")
 
     rt = Runtime(settings, [index], embedder=Down())
     app = create_app(settings, ServerConfig(index_paths=[index]), runtime=rt)
-    async with app.router.lifespan_context(app):  # starts all the same, and says why
-        pass
+    with caplog.at_level(logging.WARNING, logger="biorag.serve"):
+        async with app.router.lifespan_context(app):  # starts all the same, and says why
+            pass
+    assert "warm-up incomplete" in caplog.text and "not up yet" in caplog.text
 
 
 async def test_documents_are_searched_by_id_or_title_and_wildcards_are_literal(
     tmp_path, hash_embedder, index_of
 ):
     docs = [{"id": "10.1000/a_b", "title": "Statins and LDL", "text": "Statins lower LDL."},
-            {"id": "2002", "title": "Vitamin D", "text": "Vitamin D and bone."}]  # fmt: skip
+            {"id": "2002", "title": "Vitamin D", "text": "Vitamin D and bone."},
+            {"id": "axb", "title": "Folate", "text": "Folate and the neural tube."}]  # fmt: skip
     index = index_of(docs, "toy")
     async with client_for(tmp_path, hash_embedder, index) as c:
         page = (await c.get("/v1/documents", params={"q": "statins"})).json()
-        assert page["matching"] == 1 and page["total"] == 2
+        assert page["matching"] == 1 and page["total"] == 3
         assert [d["source_id"] for d in page["documents"]] == ["10.1000/a_b"]
         assert (await c.get("/v1/documents", params={"q": "2002"})).json()["matching"] == 1
         for literal in ("%", "a%b"):  # LIKE's wildcards match only themselves
             assert (await c.get("/v1/documents", params={"q": literal})).json()["matching"] == 0
+        # "_" is no wildcard: "a_b" is not "axb"
         assert (await c.get("/v1/documents", params={"q": "a_b"})).json()["matching"] == 1
         assert "matching" not in (await c.get("/v1/documents")).json()
         r = await c.get("/v1/documents", params={"q": "x" * 201})

@@ -165,7 +165,7 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
 
     @app.get("/metrics", dependencies=[key])
     async def show_metrics() -> Response:
-        return Response(metrics.exposition(jobs.list(limit=10_000), slots.queued),
+        return Response(metrics.exposition(jobs.list(limit=10_000), slots.queued, slots.busy),
                         media_type=METRICS_TYPE)  # fmt: skip
 
     @app.get("/v1/methods", dependencies=[key])
@@ -281,7 +281,7 @@ def _warm(rt: Runtime) -> None:
         _ = rt.reranker
         if rt.index_paths:
             rt.searcher.search(["warm-up"], 1, rt.settings.retrieval.retriever)
-    except (BioragError, LLMError, OSError) as e:
+    except Exception as e:  # any failure: the server starts, and the first ask meets it
         log.warning("warm-up incomplete (the first ask will load the rest): %s", e)
         return
     log.info("warmed up in %.1f s: the embedding model and the indexes are loaded",

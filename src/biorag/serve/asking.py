@@ -90,11 +90,14 @@ class Asker:
             self.metrics.in_flight.inc()
 
         async def answer() -> dict[str, Any]:
+            cap = asyncio.timeout(self.max_seconds)
             try:
-                async with asyncio.timeout(self.max_seconds):
+                async with cap:
                     return (await prepared.run(on_event)).model_dump()
             except TimeoutError:
-                raise AskTimedOut(self.max_seconds or 0) from None
+                if cap.expired():  # the server's cap, not a timeout inside the method
+                    raise AskTimedOut(self.max_seconds or 0) from None
+                raise
 
         task = asyncio.create_task(answer())
 
@@ -117,13 +120,27 @@ class Asker:
         watch = asyncio.create_task(_hangup(disconnected))
         try:
             await asyncio.wait({take, watch}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the request itself was cancelled (the server stops)
+            self._abandon(take)
+            raise
         finally:
             watch.cancel()
         if not take.done():
-            take.cancel()  # out of the queue (a slot handed to it meanwhile goes on in turn)
-            await asyncio.gather(take, return_exceptions=True)
+            self._abandon(take)  # out of the queue
             raise ClientGone
         take.result()  # a 503 (full, or the wait ran out) is raised here
+
+    def _abandon(self, take: asyncio.Task[None]) -> None:
+        """Cancel a wait for a slot whose client is gone. A slot handed to it meanwhile goes
+        on to the next in turn: the wait may end with that slot (Python 3.11's ``wait_for``
+        lets a cancel pass when its future is already done) instead of being cancelled."""
+
+        def release(t: asyncio.Task[None]) -> None:
+            if not t.cancelled() and t.exception() is None:
+                self.slots.give()
+
+        take.add_done_callback(release)
+        take.cancel()
 
     async def ask(
         self,

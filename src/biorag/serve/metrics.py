@@ -31,6 +31,7 @@ class Metrics:
                             ["method", "outcome"], registry=r)  # fmt: skip
         self.in_flight = Gauge("biorag_asks_in_flight", "asks being answered", registry=r)
         self.queued = Gauge("biorag_asks_queued", "asks waiting for a slot", registry=r)
+        self.slots_busy = Gauge("biorag_ask_slots_busy", "ask slots taken", registry=r)
         self.llm_calls = Counter("biorag_llm_calls", "LLM calls made by asks", registry=r)
         self.llm_cache_hits = Counter("biorag_llm_cache_hits", "LLM calls answered by the cache",
                                       registry=r)  # fmt: skip
@@ -49,10 +50,11 @@ class Metrics:
         self.llm_tokens.labels("prompt").inc(total.get("prompt_tokens", 0))
         self.llm_tokens.labels("completion").inc(total.get("completion_tokens", 0))
 
-    def exposition(self, jobs: list[dict[str, Any]], queued: int = 0) -> bytes:
-        """The text format, with the jobs gauge set from ``jobs`` and the queue's from
-        ``queued`` now."""
+    def exposition(self, jobs: list[dict[str, Any]], queued: int = 0, busy: int = 0) -> bytes:
+        """The text format, with the jobs gauge set from ``jobs`` and the queue's and slots'
+        from ``queued`` and ``busy`` now."""
         self.queued.set(queued)
+        self.slots_busy.set(busy)
         for status in ("queued", "running", "done", "failed"):
             self.jobs.labels(status).set(sum(j["status"] == status for j in jobs))
         return generate_latest(self.registry)
