@@ -96,6 +96,7 @@ async def load(
     questions = demo_questions()
     latencies: list[float] = []
     queued: list[float] = []  # seconds each answered ask waited for a slot (Server-Timing)
+    service: list[float] = []  # and the rest of its latency, the same asks
     codes: dict[int, int] = {}
     queue = iter(range(asks))
 
@@ -112,8 +113,9 @@ async def load(
                 await asyncio.sleep(float(r.headers.get("retry-after", "1")))
             latencies.append(time.perf_counter() - start)
             timing = dict(re.findall(r"(\w+);dur=([\d.]+)", r.headers.get("server-timing", "")))
-            if "queue" in timing:
+            if "queue" in timing:  # an answered ask (a refusal carries no timing)
                 queued.append(float(timing["queue"]) / 1000)
+                service.append(latencies[-1] - queued[-1])
 
     started = time.perf_counter()
     async with httpx.AsyncClient(timeout=600) as client:
@@ -122,7 +124,6 @@ async def load(
         wall = time.perf_counter() - started
         added = await job if job is not None else None
     failed = sum(v for k, v in codes.items() if k >= 500 and (k != 503 or not retry))
-    service = sorted(t - w for t, w in zip(latencies, queued, strict=False))
     p50 = statistics.median(latencies)
     p95 = percentile(latencies, 0.95)
     q95 = percentile(queued, 0.95) if queued else 0.0
@@ -154,9 +155,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def gauges(base: str) -> dict[str, float]:
-    """The asks in flight and queued, from ``/metrics``."""
+    """The asks in flight and queued, and the slots taken, from ``/metrics``."""
     text = httpx.get(f"{base}/metrics", timeout=30).text
-    found = dict(re.findall(r"^biorag_asks_(in_flight|queued) ([\d.e+-]+)$", text, re.M))
+    found = dict(re.findall(r"^biorag_(asks_in_flight|asks_queued|ask_slots_busy) ([\d.e+-]+)$",
+                            text, re.M))  # fmt: skip
     return {k: float(v) for k, v in found.items()}
 
 
@@ -178,7 +180,7 @@ async def abandon(base: str, n: int) -> dict:
     while True:  # every ask has reached the server: in flight or queued
         await asyncio.sleep(0.1)
         held = await asyncio.to_thread(gauges, base)
-        if sum(held.values()) >= n or time.perf_counter() > deadline:
+        if held["asks_in_flight"] + held["asks_queued"] >= n or time.perf_counter() > deadline:
             break
     for t in tasks:
         t.cancel()  # the client hangs up: its connection closes

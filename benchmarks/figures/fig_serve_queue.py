@@ -41,10 +41,11 @@ def serve_abandon() -> str:
     held, left = a["held_before_hang_up"], a["left_after"]
     return (
         f"{a['abandoned_streams']} streamed asks (a model that takes 60 s) held "
-        f"{held['in_flight']:.0f} slots and {held['queued']:.0f} places in the queue; "
+        f"{held['asks_in_flight']:.0f} slots and {held['asks_queued']:.0f} places in the queue; "
         f"{a['all_freed_within_s'] * 1000:.0f} ms after their clients hung up, "
-        f"{left['in_flight']:.0f} were in flight and {left['queued']:.0f} queued, and the next "
-        f"ask was answered ({a['next_ask_status']}) in {a['next_ask_s']:.2f} s"
+        f"{left['asks_in_flight']:.0f} were in flight, {left['asks_queued']:.0f} queued and "
+        f"{left['ask_slots_busy']:.0f} slots taken, and the next ask was answered "
+        f"({a['next_ask_status']}) in {a['next_ask_s']:.2f} s"
     )
 
 
