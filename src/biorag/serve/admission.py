@@ -40,7 +40,10 @@ class Admission:
         self._waiting.setdefault(client, deque()).append(turn)
         self.queued += 1
         try:
-            await asyncio.wait_for(asyncio.shield(turn), self.max_wait)
+            # asyncio.timeout, not wait_for: 3.11's wait_for returns the result when a cancel
+            # meets a turn already handed over, and the cancelled caller would hold the slot
+            async with asyncio.timeout(self.max_wait):
+                await asyncio.shield(turn)
         except TimeoutError:
             if turn.done():  # handed a slot as the wait ran out: it is this ask's
                 return

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -183,12 +182,14 @@ def create_app(settings: Settings, config: ServerConfig, runtime: Runtime | None
         return {"settings": masked_dict(settings), "indexes": [str(p) for p in rt.index_paths]}
 
     @app.post("/v1/ask", dependencies=[key], response_model=None)
-    async def ask(body: AskRequest, request: Request) -> JSONResponse | StreamingResponse:
+    async def ask(
+        body: AskRequest, request: Request, response: Response
+    ) -> dict[str, Any] | StreamingResponse:
         times: dict[str, float] = {}  # sent as Server-Timing: the wait for a slot, the answer
         if not body.stream:
             answer = await asker.ask(body, client_of(request), request.is_disconnected, times)
-            timing = {"Server-Timing": server_timing(times)}
-            return JSONResponse(jsonable_encoder(answer), headers=timing)
+            response.headers["Server-Timing"] = server_timing(times)
+            return answer
         # a bad ask or a full queue fails here, before streaming
         events = await asker.stream(body, client_of(request), times, request.is_disconnected)
         response = event_stream(sse(kind, data) async for kind, data in events)

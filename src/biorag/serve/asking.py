@@ -113,34 +113,21 @@ class Asker:
 
     async def _take(self, client: str, disconnected: Any) -> None:
         """A slot in ``client``'s turn, or :class:`ClientGone` as soon as it hangs up."""
-        if disconnected is None or (self.slots.busy < self.slots.n and not self.slots.queued):
-            await self.slots.take(client)  # a free slot: no wait to watch
+        if disconnected is None:
+            await self.slots.take(client)
             return
         take = asyncio.create_task(self.slots.take(client))
         watch = asyncio.create_task(_hangup(disconnected))
         try:
             await asyncio.wait({take, watch}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:  # the request itself was cancelled (the server stops)
-            self._abandon(take)
-            raise
         finally:
             watch.cancel()
-        if not take.done():
-            self._abandon(take)  # out of the queue
+            if not take.done():  # the client left, or the request itself was cancelled
+                take.cancel()  # out of the queue; a slot handed to it goes on in turn
+        await asyncio.wait({take})
+        if take.cancelled():
             raise ClientGone
         take.result()  # a 503 (full, or the wait ran out) is raised here
-
-    def _abandon(self, take: asyncio.Task[None]) -> None:
-        """Cancel a wait for a slot whose client is gone. A slot handed to it meanwhile goes
-        on to the next in turn: the wait may end with that slot (Python 3.11's ``wait_for``
-        lets a cancel pass when its future is already done) instead of being cancelled."""
-
-        def release(t: asyncio.Task[None]) -> None:
-            if not t.cancelled() and t.exception() is None:
-                self.slots.give()
-
-        take.add_done_callback(release)
-        take.cancel()
 
     async def ask(
         self,

@@ -19,8 +19,11 @@ async function loadDocuments(reset) {
     const page = await getJSON(`/v1/documents?offset=${docOffset}&limit=50` + (index ? "&index=" + encodeURIComponent(index) : "") + (q ? "&q=" + encodeURIComponent(q) : ""));
     const shown = q ? page.matching : page.total;
     $("doccount").textContent = q ? `(${shown} of ${page.total} in ${page.corpus} hold "${q}")` : `(${page.total} in ${page.corpus})`;
-    if (reset && q && !shown) $("doclist").append(Object.assign(el("tr"), { className: "empty" }));
-    if (reset && q && !shown) $("doclist").lastChild.append(Object.assign(el("td", `No document's source id, id or title holds "${q}".`), { colSpan: 5 }));
+    if (reset && q && !shown) {
+      const tr = el("tr", undefined, "empty");
+      tr.append(Object.assign(el("td", `No document's source id, id or title holds "${q}".`), { colSpan: 5 }));
+      $("doclist").append(tr);
+    }
     for (const d of page.documents) {
       const tr = el("tr");
       const remove = el("button", "remove", "remove");
