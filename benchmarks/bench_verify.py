@@ -3,18 +3,21 @@ contradicted sentences, and what they cost, on a labelled set built from BioASQ
 (``verify_set.py``: ideal-answer sentences against their gold snippets, against the nearest
 other question's snippets, and with a number changed or a "not" added).
 
-The rules verifier's two thresholds are the pair of the best macro-F1 over the four labels on
-the 7b-10b sentences (``dev``); both verifiers are then scored on the 11b sentences (``test``,
-less its questions that reword a dev question), which nothing was tuned on. With ``--llm`` the
-LLM verifier is scored on the first ``--llm-per-class`` test items of each label, through
-SmolLM2-135M-Instruct behind a llama-server this script starts (or ``--base-url`` and
+The rules verifier (each passage alone, then the cited passages together where none supports
+alone: ``biorag.verify.joint``) has two thresholds, the pair of the best macro-F1 over the four
+labels on the 7b-10b sentences (``dev``); both verifiers are then scored on the 11b sentences
+(``test``, less its questions that reword a dev question), which nothing was tuned on. With
+``--llm`` the LLM verifier is scored on the first ``--llm-per-class`` test items of each label,
+through SmolLM2-135M-Instruct behind a llama-server this script starts (or ``--base-url`` and
 ``--model``: any OpenAI-compatible server).
 
     python benchmarks/bench_verify.py [--per-class 300] [--llm] [--llm-per-class 40]
         [--base-url URL --model NAME] [--out benchmarks/results/verify.json]
 
 Per class: precision, recall and F1, macro-F1, and the accuracy of "fully supported or not";
-the confusion of verdicts against labels; seconds per item; the LLM's tokens per item.
+the confusion of verdicts against labels; seconds per item; the LLM's tokens per item; and,
+side by side in the same run, the rules verifier with each passage judged alone (tuned the
+same way): the verifier before the joint check.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ THREADS = pin_threads()
 
 from biorag.util.files import write_text_atomic  # noqa: E402
 from biorag.verify.align import Thresholds, verify_pairs  # noqa: E402
+from biorag.verify.joint import Joined, best_joined, joint_label  # noqa: E402
 from biorag.verify.models import PassageVerdict  # noqa: E402
 from biorag.verify.support import strongest, union_label  # noqa: E402
 from verify_set import build  # noqa: E402
@@ -71,39 +75,85 @@ def confusion(gold: list[str], predicted: list[str]) -> dict[str, dict[str, int]
                 for p in (*CLASSES, "unread")} for g in CLASSES}  # fmt: skip
 
 
-def rules_scored(items: list[Any], embedder: Any) -> tuple[list[list[PassageVerdict]], float]:
+Scored = tuple[list[list[PassageVerdict]], list[Joined | None]]
+
+
+def rules_scored(items: list[Any], embedder: Any, joint: bool = True) -> tuple[Scored, float]:
     """Each item's per-passage verdicts at threshold 0 (their scores and reasons; the labels are
-    redone per threshold) and the seconds it took."""
+    redone per threshold), its passages' best joined spans (``joint``; None where there are
+    none), and the seconds it all took."""
     pairs = [(it.sentence, f"p{j}", p) for it in items for j, p in enumerate(it.passages)]
     start = time.perf_counter()
     flat = verify_pairs(pairs, embedder, Thresholds(supported=0.0, partial=0.0, contradicted=0.0))
-    seconds = time.perf_counter() - start
     out, k = [], 0
     for it in items:
         out.append(flat[k : k + len(it.passages)])
         k += len(it.passages)
-    return out, seconds
+    joined = [best_joined(it.sentence, vs, embedder) if joint else None
+              for it, vs in zip(items, out, strict=True)]  # fmt: skip
+    return (out, joined), time.perf_counter() - start
 
 
-def relabel(verdicts: list[list[PassageVerdict]], th: Thresholds) -> list[str]:
+def relabel(scored: Scored, th: Thresholds) -> list[str]:
+    """The items' labels at ``th``: the strongest single-passage verdict, or the joint one
+    where it is stronger (:func:`biorag.verify.joint.joint_label`)."""
     from biorag.verify.align import label_of
 
-    return [strongest(label_of(v.score, v.reason, th) for v in vs) for vs in verdicts]
+    out = []
+    for vs, joined in zip(*scored, strict=True):
+        single = strongest(label_of(v.score, v.reason, th) for v in vs)
+        out.append(joint_label(single, joined, th) or single)
+    return out
 
 
-def tune(gold: list[str], verdicts: list[list[PassageVerdict]]) -> dict[str, Any]:
+def tune(gold: list[str], scored: Scored) -> dict[str, Any]:
     """The thresholds of the best dev macro-F1 on a 0.02 grid over 0.30-0.90: (supported,
     partial) with contradictions allowed from ``partial`` up, then ``contradicted``."""
     grid = [round(0.30 + 0.02 * i, 2) for i in range(31)]
 
     def f1(th: Thresholds) -> float:
-        return float(scores(gold, relabel(verdicts, th))["macro_f1"])
+        return float(scores(gold, relabel(scored, th))["macro_f1"])
 
     s, p = max(
         ((s, p) for s in grid for p in grid if p <= s), key=lambda sp: f1(Thresholds(*sp, sp[1]))
     )
     c = max((c for c in grid if c >= p), key=lambda c: f1(Thresholds(s, p, c)))
     return {"supported": s, "partial": p, "contradicted": c, "grid": [grid[0], grid[-1], 0.02]}
+
+
+def paired_ci(gold: list[str], a: list[str], b: list[str], n: int = 1000) -> dict[str, Any]:
+    """95% paired-bootstrap intervals (items resampled, seed 0) of macro-F1(a) - macro-F1(b) and
+    of the supported-F1 difference."""
+    import numpy as np
+    from sklearn.metrics import f1_score
+
+    g, pa, pb = np.array(gold), np.array(a), np.array(b)
+    rng = np.random.default_rng(0)
+    macro, supported = [], []
+    for _ in range(n):
+        i = rng.integers(0, len(g), len(g))
+        fa = f1_score(g[i], pa[i], labels=list(CLASSES), average=None, zero_division=0)
+        fb = f1_score(g[i], pb[i], labels=list(CLASSES), average=None, zero_division=0)
+        macro.append(fa.mean() - fb.mean())
+        supported.append(fa[0] - fb[0])
+
+    def q(xs: list[float]) -> list[float]:
+        return [round(float(np.quantile(xs, x)), 4) for x in (0.025, 0.975)]
+
+    return {"macro_f1_diff_ci95": q(macro), "supported_f1_diff_ci95": q(supported), "resamples": n}
+
+
+def one_by_one(dev: list[Any], test: list[Any], emb: Any) -> dict[str, Any]:
+    """The rules verifier with each passage judged alone (no joint check), tuned the same way:
+    the verifier before the joint check, side by side."""
+    dev_scored, _ = rules_scored(dev, emb, joint=False)
+    chosen = tune([it.label for it in dev], dev_scored)
+    th = Thresholds(chosen["supported"], chosen["partial"], chosen["contradicted"])
+    test_scored, seconds = rules_scored(test, emb, joint=False)
+    predicted = relabel(test_scored, th)
+    return {"thresholds": chosen, "scores": scores([it.label for it in test], predicted),
+            "seconds_per_item": round(seconds / max(len(test), 1), 4),
+            "predicted": predicted}  # fmt: skip
 
 
 def run_llm(items: list[Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -188,6 +238,8 @@ def main() -> None:
     test_verdicts, seconds = rules_scored(test, emb)
     gold = [it.label for it in test]
     predicted = relabel(test_verdicts, th)
+    single = relabel((test_verdicts[0], [None] * len(test)), th)
+    alone = one_by_one(dev, test, emb)
     how = {k: len(list(g)) for k, g in itertools.groupby(
         sorted(it.how for it in test if it.label == "contradicted"))}  # fmt: skip
     result: dict[str, Any] = {
@@ -207,7 +259,10 @@ def main() -> None:
             "seconds_per_item": round(seconds / max(len(test), 1), 4),
             "passages_per_item": round(sum(len(it.passages) for it in test) / len(test), 2),
             "tokens_per_item": 0,
+            "jointly_labelled": sum(p != q for p, q in zip(predicted, single, strict=True)),
         },
+        "rules_one_by_one": alone,
+        "joint_against_alone": paired_ci(gold, predicted, alone.pop("predicted")),
         "examples": [
             asdict(it) | {"predicted": p}
             for it, p in list(zip(test, predicted, strict=True))[:: max(len(test) // 12, 1)]

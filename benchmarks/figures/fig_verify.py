@@ -24,6 +24,8 @@ def _class_rows(name: str, block: dict) -> list[list[str]]:
 def verify_classes() -> str:
     data = result(VERIFY)
     rows = _class_rows("rules (no LLM, floor)", data["rules"])
+    if "rules_one_by_one" in data:
+        rows += _class_rows("rules, each passage alone", data["rules_one_by_one"])
     if "llm" in data:
         rows += _class_rows(f"LLM ({data['llm']['model']})", data["llm"])
     head = ["verifier", "label", "precision", "recall", "F1", "n"]
@@ -38,6 +40,12 @@ def verify_summary() -> str:
              num(dig(data, "rules/scores/supported_or_not_accuracy", VERIFY)),
              str(data["set"]["test"]),
              num(data["rules"]["seconds_per_item"], 4), "0"]]  # fmt: skip
+    if "rules_one_by_one" in data:
+        alone = data["rules_one_by_one"]
+        rows.append(["rules, each passage alone (no joint check)",
+                     num(dig(alone, "scores/macro_f1", VERIFY)),
+                     num(dig(alone, "scores/supported_or_not_accuracy", VERIFY)),
+                     str(data["set"]["test"]), num(alone["seconds_per_item"], 4), "0"])  # fmt: skip
     if "llm" in data:
         llm = data["llm"]
         sub = data["rules_on_llm_subset"]
@@ -58,6 +66,14 @@ def verify_summary() -> str:
         + ", ".join(f"{k} {n}" for k, n in s["contradicted_by"].items())
         + f". Command: `{data['command']}`."
     )
+    if "rules_one_by_one" in data:
+        alone = data["rules_one_by_one"]["thresholds"]
+        made += (
+            f" The joint check changed {data['rules']['jointly_labelled']} of the "
+            f"{s['test']} test verdicts; each passage alone, the same tuning chose supported >= "
+            f"{alone['supported']}, partly supported >= {alone['partial']}, contradicted from "
+            f"{alone['contradicted']}."
+        )
     return "\n\n".join([table(head, rows, "lrrrrr"), made, source(VERIFY)])
 
 
@@ -68,9 +84,12 @@ def verify_citations() -> str:
     for r in data["rows"]:
         c = r["citations"]
         by = ", ".join(f"{k} {n}" for k, n in (c.get("verifiers") or {}).items())
+        joint = str(c["jointly_supported"]) if "jointly_supported" in c else "(not counted)"
         rows.append([r["method"], r["reader"], num(c["recall"]), num(c["precision"]),
-                     str(c["sentences"]), str(c["citations"]), str(c["uncited"]), by])  # fmt: skip
+                     str(c["sentences"]), joint, str(c["citations"]), str(c["uncited"]),
+                     by])  # fmt: skip
     head = ["method", "reader", "citation recall", "citation precision", "sentences",
-            "citations", "uncited sentences", "checked by"]  # fmt: skip
+            "of them supported only jointly", "citations", "uncited sentences",
+            "checked by"]  # fmt: skip
     made = "Commands: " + "; ".join(f"`{c}`" for c in data["commands"]) + "."
-    return "\n\n".join([table(head, rows, "llrrrrrl"), made, source(CITATIONS)])
+    return "\n\n".join([table(head, rows, "llrrrrrrl"), made, source(CITATIONS)])

@@ -309,14 +309,14 @@ class AnswerSettings(_Section):
         description="verify = auto: the LLM check's largest share of the answer's own tokens",
     )
     verify_supported: float = Field(
-        default=0.84,
+        default=0.82,
         ge=0.0,
         le=1.0,
         description="rules verifier: the support score a span "
         "needs for 'supported' (chosen on BioASQ 7b-10b: benchmarks/bench_verify.py)",
     )
     verify_partial: float = Field(
-        default=0.44,
+        default=0.40,
         ge=0.0,
         le=1.0,
         description="rules verifier: the score for 'partly supported'",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -113,23 +114,38 @@ SUPPORTED = "Atorvastatin lowers LDL cholesterol [1]."
 UNSUPPORTED = "Alopecia responds to daily sunlight in every adolescent [1]."
 
 
-@pytest.fixture
-def scripted_server(tmp_path, hash_embedder, index_of):
-    """The app over the same index with a scripted model that writes one sentence its passage
-    states and one it does not; the sentences checked by the rules verifier."""
+def _scripted(tmp_path, hash_embedder, index_of, response: str):
+    """The app over the same index with a scripted model that answers ``response``; the
+    sentences checked by the rules verifier."""
     from biorag.config import Settings
     from biorag.runtime import Runtime
     from biorag.serve.app import ServerConfig, create_app
 
     index = index_of(DOCS, "toy")
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"stage": "answer", "response": f"{SUPPORTED} {UNSUPPORTED}"}]))
+    script.write_text(json.dumps([{"stage": "answer", "response": response}]))
     settings = Settings.model_validate({
         "home": str(tmp_path / "home"), "answer": {"verifier": "rules"},
         "llm": {"backend": "mock", "mock_script": str(script), "cache": False}})  # fmt: skip
     rt = Runtime(settings, [index], embedder=hash_embedder)
     yield from _serving(create_app(settings, ServerConfig(index_paths=[index]), runtime=rt))
     rt.close()
+
+
+@pytest.fixture
+def scripted_server(tmp_path, hash_embedder, index_of):
+    """One sentence its passage states and one it does not."""
+    yield from _scripted(tmp_path, hash_embedder, index_of, f"{SUPPORTED} {UNSUPPORTED}")
+
+
+# half from the statins passage, half from the vitamin D one; it cites all three passages
+JOINT = "Atorvastatin lowers LDL cholesterol and the trial followed 25,000 adults [1][2][3]."
+
+
+@pytest.fixture
+def joint_server(tmp_path, hash_embedder, index_of):
+    """One sentence only two passages state together."""
+    yield from _scripted(tmp_path, hash_embedder, index_of, JOINT)
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +182,11 @@ def page(browser, server):
 @pytest.fixture
 def scripted_page(browser, scripted_server):
     yield from _page(browser, scripted_server)
+
+
+@pytest.fixture
+def joint_page(browser, joint_server):
+    yield from _page(browser, joint_server)
 
 
 def ask(page, question: str, method: str | None = None) -> None:
@@ -360,6 +381,20 @@ def test_an_unsupported_sentence_is_marked_and_its_passage_says_why(scripted_pag
     shown = page.locator("#evidence li.shown")
     assert "Atorvastatin lowers LDL cholesterol" in shown.locator("mark").inner_text()
     assert "This passage: supported" in shown.locator(".verdict").inner_text()
+
+
+def test_a_sentence_two_passages_support_together_names_them(joint_page):
+    page = joint_page
+    ask(page, "Does atorvastatin lower LDL cholesterol?")
+    sentence = page.locator("#sentences .sentence")
+    assert sentence.count() == 1 and sentence.get_attribute("data-support") == "supported"
+    joint = page.inner_text("#sentences .flag.joint")
+    assert "supported only by [" in joint and "together" in joint, joint
+    named = [int(n) for n in re.findall(r"\[(\d+)\]", joint)]
+    texts = [page.locator("#evidence > li").nth(n - 1).inner_text() for n in named]
+    assert len(named) == 2 and any("Atorvastatin" in t for t in texts), (joint, texts)
+    assert any("25,000 adults" in t for t in texts)  # the vitamin D passage, not metformin's
+    assert "1 supported" in page.inner_text("#verification")
 
 
 OTHER_SITE = "http://other-site.test/"

@@ -8,6 +8,9 @@ tokens of the context it was read from and its question: a number a cached rerun
 unlike the accounted tokens), else the rules one (a note says why). ``answer.verify = "on"``
 takes the named verifier at any cost (``auto``: the LLM one when there is a model).
 
+Under the rules verifier a sentence no cited passage supports fully alone is checked against
+its passages together (:mod:`.joint`); the LLM verifier judges each passage alone.
+
 A cited id that is not in the answer's evidence is reported in the sentence's
 ``unknown_citations`` (never dropped); a sentence that cites nothing, or only unknown ids, is
 not supported; an empty passage is not supported.
@@ -25,9 +28,11 @@ from biorag.embed.base import Embedder
 from biorag.errors import LLMError
 from biorag.llm.base import ChatModel
 from biorag.verify.align import Thresholds, candidate_spans, verify_pairs
+from biorag.verify.joint import joint_support
 from biorag.verify.llm_verifier import Pair, estimate_tokens, verify_with_llm
 from biorag.verify.models import (
     LABELS,
+    JointSupport,
     PassageVerdict,
     SentenceSupport,
     Verification,
@@ -131,13 +136,12 @@ async def verify_answer(
     )
     triples = [(p.sentence, p.passage_id, p.passage) for p in pairs]
     rules = []
-    if pairs:  # the embedder is resolved in the worker thread too (a first use loads a model)
 
-        def run_rules() -> list[PassageVerdict]:
-            model = embedder if isinstance(embedder, Embedder) else embedder()
-            return verify_pairs(triples, model, th)
+    def model() -> Embedder:  # resolved in a worker thread (a first use loads a model)
+        return embedder if isinstance(embedder, Embedder) else embedder()
 
-        rules = await asyncio.to_thread(run_rules)
+    if pairs:
+        rules = await asyncio.to_thread(lambda: verify_pairs(triples, model(), th))
     by_pair = {(p.sentence_no, p.passage_id): v for p, v in zip(pairs, rules, strict=True)}
     tokens_before = _tokens(llm)
     if kind == "llm" and pairs:
@@ -162,12 +166,22 @@ async def verify_answer(
     verdicts: dict[int, list[PassageVerdict]] = {}
     for p in pairs:
         verdicts.setdefault(p.sentence_no - 1, []).append(by_pair[(p.sentence_no, p.passage_id)])
+    joints: dict[int, JointSupport | None] = {}
+    if kind == "rules" and any(len(vs) > 1 for vs in verdicts.values()):
+        sentences = [s.text for s in answer.sentences]
+
+        def run_joint() -> dict[int, JointSupport | None]:
+            m = model()
+            return {n: joint_support(sentences[n], vs, m, th) for n, vs in verdicts.items()}
+
+        joints = await asyncio.to_thread(run_joint)
     counts: dict[str, int] = dict.fromkeys(LABELS, 0)
     for n, s in enumerate(answer.sentences):
-        vs = verdicts.get(n, [])
+        vs, joint = verdicts.get(n, []), joints.get(n)
         s.support = SentenceSupport(
-            label=union_label(vs), verdicts=vs, unknown_citations=unknown.get(n, [])
-        )
+            label=union_label(vs, joint), verdicts=vs, joint=joint,
+            unknown_citations=unknown.get(n, []),
+        )  # fmt: skip
         counts[s.support.label] += 1
     answer.verification = Verification(
         verifier=kind,  # type: ignore[arg-type]

@@ -32,11 +32,25 @@ class PassageVerdict(BaseModel):
     reason: str = Field(default="", description="why, when an agreement check decided it")
 
 
+class JointSupport(BaseModel):
+    """What a sentence's cited passages say together, when none supports it fully alone."""
+
+    passage_ids: list[str] = Field(description="the passages whose spans were joined")
+    label: Label
+    score: float = 0.0
+    needed: list[str] = Field(
+        default_factory=list,
+        description="the joined passages without which the joint verdict is weaker",
+    )
+
+
 class SentenceSupport(BaseModel):
-    """A sentence's verdict: over the union of its citations (``label``), and per passage."""
+    """A sentence's verdict: over the union of its citations (``label``), and per passage;
+    ``joint``: the passages' joint verdict, when it is stronger than any single one's."""
 
     label: Label
     verdicts: list[PassageVerdict] = Field(default_factory=list)
+    joint: JointSupport | None = None
     unknown_citations: list[str] = Field(
         default_factory=list,
         description="cited ids that are not in the answer's evidence: reported, never dropped",

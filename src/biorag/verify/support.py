@@ -2,18 +2,16 @@
 
 A sentence's verdict over the union of its citations is the strongest of its passages'
 verdicts, except that a contradiction outranks partial support (a reader must see it):
-supported > contradicted > partly supported > not supported. A sentence citing nothing is not
-supported.
+supported > contradicted > partly supported > not supported; or, when the rules verifier
+found the passages together back it more strongly than any alone, their joint verdict
+(:mod:`biorag.verify.joint`). A sentence citing nothing is not supported.
 
 Citation quality (after ALCE, Gao et al. 2023), from the verdicts of a set of answers:
-- citation recall: the share of sentences their citations support fully. The verifiers judge
-  each cited passage on its own, so "the union supports" is read as "one of them supports": a
-  sentence backed only by two passages together counts as not supported (a floor of ALCE's
-  joint check);
+- citation recall: the share of sentences the union of their citations supports fully;
 - citation precision: the share of citations that support their sentence at least in part on
-  their own. (ALCE also counts a citation needed when removing it loses the sentence's support;
-  with the union read as the best single passage, that never adds one: a needed passage
-  supports on its own.)
+  their own, or without which the joint support is weaker (ALCE's "needed").
+
+The LLM verifier judges each passage alone: under it the union is the best single passage.
 """
 
 from __future__ import annotations
@@ -21,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from biorag.verify.models import Label, PassageVerdict
+from biorag.verify.models import JointSupport, Label, PassageVerdict
 
-_RANK: dict[str, int] = {
+RANK: dict[str, int] = {
     "supported": 3, "contradicted": 2, "partly_supported": 1, "not_supported": 0,
 }  # fmt: skip
 
@@ -31,20 +29,22 @@ _RANK: dict[str, int] = {
 def strongest(labels: Iterable[Label]) -> Label:
     """The sentence's verdict over its passages' ``labels`` (not supported when there are
     none)."""
-    return max(labels, key=lambda label: _RANK[label], default="not_supported")
+    return max(labels, key=lambda label: RANK[label], default="not_supported")
 
 
-def union_label(verdicts: Sequence[PassageVerdict]) -> Label:
-    """The sentence's verdict over all of ``verdicts`` (its cited passages)."""
-    return strongest(v.label for v in verdicts)
+def union_label(verdicts: Sequence[PassageVerdict], joint: JointSupport | None = None) -> Label:
+    """The sentence's verdict over all of ``verdicts`` (its cited passages) and, when there is
+    one, their ``joint`` verdict."""
+    return strongest([*(v.label for v in verdicts), *([joint.label] if joint else [])])
 
 
 def citation_counts(sentences: Iterable[dict[str, Any]]) -> dict[str, int]:
     """Counts for citation recall and precision over answer sentences as dumped
     (``{"chunk_ids", "support": {"label", "verdicts"}}``); sentences without a verdict are left
-    out and counted in ``unverified``; ``uncited``: checked sentences that cite nothing."""
-    c = {"sentences": 0, "supported": 0, "citations": 0, "needed": 0, "uncited": 0,
-         "unverified": 0}  # fmt: skip
+    out and counted in ``unverified``; ``uncited``: checked sentences that cite nothing;
+    ``jointly_supported``: the supported ones only their passages together support."""
+    c = {"sentences": 0, "supported": 0, "jointly_supported": 0, "citations": 0, "needed": 0,
+         "uncited": 0, "unverified": 0}  # fmt: skip
     for s in sentences:
         support = s.get("support")
         if not support:
@@ -52,11 +52,14 @@ def citation_counts(sentences: Iterable[dict[str, Any]]) -> dict[str, int]:
             continue
         c["sentences"] += 1
         verdicts = [PassageVerdict.model_validate(v) for v in support.get("verdicts") or []]
+        joint = JointSupport.model_validate(support["joint"]) if support.get("joint") else None
+        needed = set(joint.needed) if joint else set()
         c["uncited"] += not s.get("chunk_ids")
-        c["supported"] += union_label(verdicts) == "supported"
+        c["supported"] += union_label(verdicts, joint) == "supported"
+        c["jointly_supported"] += joint is not None and joint.label == "supported"
         for v in verdicts:
             c["citations"] += 1
-            c["needed"] += v.label in ("supported", "partly_supported")
+            c["needed"] += v.label in ("supported", "partly_supported") or v.passage_id in needed
     return c
 
 

@@ -237,6 +237,11 @@ function render(ans) {
       const flag = el("span", label === "contradicted" ? " ⚠ contradicted by its sources" : " ⚠ not supported by its sources", "flag " + label);
       para.append(flag);
     }
+    if (support && support.joint && support.joint.label === label) {
+      // no passage says it alone: name the ones that do together
+      const ns = support.joint.passage_ids.map((c) => numberOf.get(c)).filter(Boolean);
+      para.append(el("span", ` (${VERDICT_TEXT[label]} only by ${ns.map((n) => "[" + n + "]").join(" and ")} together)`, "flag joint"));
+    }
     para.append(document.createTextNode(" "));
     const verdictOf = new Map(((support && support.verdicts) || []).map((v) => [v.passage_id, v]));
     for (const c of s.chunk_ids || []) {
