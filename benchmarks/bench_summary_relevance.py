@@ -5,7 +5,12 @@ question's own abstract (the one relevant document of a PubMedQA question), the 
 per question, and the floor's accuracy.
 
     python benchmarks/bench_summary_relevance.py [--thresholds none,0.2,0.3,0.4,0.5,0.6]
-        [--held-out 200] [--held-out-thresholds none,0.4]
+        [--held-out 200] [--held-out-thresholds none,0.4] [--embed-model all-mpnet-base-v2
+        --out benchmarks/results/summary_relevance_mpnet.json]
+
+The relevance a threshold is read on is the embedder's cosine of claim and question
+(``Claim.relevance``), whatever the reranker; ``--embed-model`` says whether the default
+threshold carries over to another embedder (``--thresholds ''``: the held-out set only).
 
 ``--held-out``: the same on 200 other PubMedQA abstracts and their questions
 (``../shared/data``), a set the thresholds were not looked at on.
@@ -100,16 +105,24 @@ def main() -> None:
     ap.add_argument("--held-out", type=int, default=200, help="PubMedQA abstracts (0: none)")
     ap.add_argument("--held-out-thresholds", default="none,0.4")
     ap.add_argument("--threads", default=THREADS)
+    ap.add_argument("--embed-model", default="all-MiniLM-L6-v2",
+                    help="the embedder (relevance is its cosine); another one gets its own "
+                    "indexes and home under the cache")  # fmt: skip
+    ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    settings = Settings.model_validate({"home": str(CACHE / "home"), "answer": {"verify": "off"}})
-    index = demo_index(settings)
+    global CACHE
+    if args.embed_model != "all-MiniLM-L6-v2":
+        CACHE = CACHE / args.embed_model.replace("/", "_")
+    settings = Settings.model_validate({"home": str(CACHE / "home"), "answer": {"verify": "off"},
+                                        "embed": {"model": args.embed_model}})  # fmt: skip
     raw = resources.files("biorag.demo.data").joinpath("questions.jsonl").read_text("utf-8")
     questions = [json.loads(x) for x in raw.splitlines() if x.strip()]
     rows = []
-    with BioRAG(index, settings=settings) as rag:
-        for t in args.thresholds.split(","):
-            rows.append(run(rag, questions, None if t == "none" else float(t)))
-            print(json.dumps(rows[-1]))
+    if args.thresholds:
+        with BioRAG(demo_index(settings), settings=settings) as rag:
+            for t in args.thresholds.split(","):
+                rows.append(run(rag, questions, None if t == "none" else float(t)))
+                print(json.dumps(rows[-1]))
     held_out = []
     if args.held_out and (DATA / "pubmedqa").is_dir():
         path, pqa = pubmedqa_set(settings, args.held_out)
@@ -117,8 +130,8 @@ def main() -> None:
             for t in args.held_out_thresholds.split(","):
                 held_out.append(run(rag, pqa, None if t == "none" else float(t)))
                 print(json.dumps(held_out[-1]))
-    out = {**provenance(), "rows": rows, "held_out": held_out}
-    write_text_atomic(OUT, json.dumps(out, indent=1) + "\n")
+    out = {**provenance(), "embedder": args.embed_model, "rows": rows, "held_out": held_out}
+    write_text_atomic(args.out, json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from biorag.config import Settings
@@ -69,13 +71,35 @@ def check_contract(ans, index) -> None:
 
 def test_no_llm_pipeline_reaches_the_second_hop(tmp_path, chain_index, hash_embedder):
     rt = runtime(tmp_path, chain_index, hash_embedder)
-    method = Claims(rt, per_corpus_k=3)
+    # the toy embedder's cosines are no relevance (0.25 for the first hop's claim): the paper's
+    # summaries, without the threshold; the default's, with MiniLM, in the next test
+    method = Claims(rt, per_corpus_k=3, summary_min_relevance=None)
     ans = method.answer_sync(QUESTION)
     check_contract(ans, chain_index)
     assert not ans.llm_used and "floor" in ans.notes[0]
     # The layerwise context links zelocitinib -> KRX1 -> fibrosis: both hops are in it.
     assert "inhibits the enzyme KRX1" in ans.context
     assert "drives fibrosis" in ans.context
+    rt.close()
+
+
+def test_the_default_relevance_threshold_keeps_both_hops_with_minilm(tmp_path):
+    from biorag.corpus.loaders import load_corpus
+    from biorag.embed.st_embedder import SentenceTransformerEmbedder
+    from biorag.retrieve.index import IndexDir
+
+    emb = SentenceTransformerEmbedder()
+    docs = tmp_path / "chain.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in CHAIN))
+    index = tmp_path / "idx"
+    with IndexDir(index, emb, name="chain") as idx:
+        idx.add(load_corpus(docs))
+    rt = runtime(tmp_path, index, emb)
+    ans = Claims(rt, per_corpus_k=3).answer_sync(QUESTION)
+    assert "inhibits the enzyme KRX1" in ans.context and "drives fibrosis" in ans.context
+    relevance = {c.text: c.relevance for c in ans.details.claims}
+    assert min(relevance.values()) < 0.4 < relevance["Zelocitinib inhibits the enzyme KRX1 in "
+                                                    "hepatocytes."]  # fmt: skip
     rt.close()
 
 
@@ -130,3 +154,34 @@ def test_bad_options_are_clear_errors(tmp_path, chain_index, hash_embedder):
         Claims(rt, modee="batched")
     with pytest.raises(BioragError, match="mode must be one of"):
         Claims(rt, mode="fast")
+
+
+class _LogitReranker:
+    """A cross-encoder's scale: every claim scores 100, far above any cosine threshold."""
+
+    def score(self, query, texts):
+        import numpy as np
+
+        return np.full(len(texts), 100.0)
+
+
+def test_summary_relevance_is_the_embedders_cosine_whatever_the_reranker(
+    tmp_path, chain_index, hash_embedder
+):
+    from biorag.embed.rerank import BiEncoderReranker
+
+    settings = Settings.model_validate({"home": str(tmp_path / "home")})
+    rt = Runtime(settings, [chain_index], embedder=hash_embedder, reranker=_LogitReranker())
+    ans = Claims(rt, per_corpus_k=3).answer_sync(QUESTION)
+    claims = ans.details.claims
+    cosine = BiEncoderReranker(hash_embedder).score(QUESTION.text, [c.text for c in claims])
+    for c, r in zip(claims, cosine, strict=True):
+        assert c.score == 100.0 and c.relevance == pytest.approx(float(r), abs=1e-6)
+    low = {c.id for c in claims if c.relevance < 0.4}
+    assert low, "the test needs a claim below the default threshold"
+    roots = {s.root_claim_id for s in ans.details.summaries}
+    summarized = {cid for s in ans.details.summaries for cid in s.claim_ids}
+    # read on the reranker's 100s every claim would pass; on the cosine, the low ones stay out
+    # (the best claim of interest always stays)
+    assert not (summarized - roots) & low and len(roots & low) <= 1
+    rt.close()

@@ -42,6 +42,11 @@ class Claim(BaseModel):
     triple: Triple | None = None
     triple_source: TripleSource | None = None
     score: float = Field(default=0.0, description="reranker relevance to the question")
+    relevance: float | None = Field(
+        default=None,
+        description="the embedder's cosine of claim and question: the scale-free relevance "
+        "CLAIMS' summary_min_relevance reads, whatever rerank.backend (None: not scored)",
+    )
     relevant: bool | None = Field(default=None, description="denoising verdict, None = not judged")
     weight: float = Field(default=1.0, description="down-weighting factor from denoising")
     unresolved_references: int = Field(

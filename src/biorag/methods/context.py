@@ -133,15 +133,23 @@ def merge_options(
     return merged
 
 
-def typed_options(method: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+def typed_options(
+    method: str,
+    options: dict[str, Any],
+    defaults: dict[str, Any],
+    nullable: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """``options`` converted to the types of their defaults (a number given as text is read;
     ``"x"`` for a number is a clear error, not a failure halfway through an answer). Options
-    whose default is None or text pass as given."""
+    whose default is None or text pass as given, and None for those in ``nullable`` (an off
+    switch)."""
     out: dict[str, Any] = {}
     for name, value in options.items():
         default = defaults.get(name)
         try:
-            if isinstance(default, bool):
+            if value is None and name in nullable:
+                out[name] = None
+            elif isinstance(default, bool):
                 out[name] = _flag(value)
             elif isinstance(default, float) and not isinstance(value, bool):
                 out[name] = float(value)

@@ -104,6 +104,7 @@ class ClaimRow(_Strict):
     chunk_id: str
     doc_id: str
     score: float
+    relevance: float | None = None  # the embedder's cosine with the question
     relevant: bool | None
 
 

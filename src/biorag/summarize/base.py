@@ -137,3 +137,9 @@ class Summarizer(ABC):
     def count(self, text: str) -> int:
         """Tokens in ``text`` by the shared counter."""
         return self.counter.count(text)
+
+
+def relevance(claim: Claim) -> float:
+    """A claim's relevance to the question on the embedder's cosine scale (``Claim.relevance``),
+    or its reranker score where it has none (a graph built without it)."""
+    return claim.score if claim.relevance is None else claim.relevance

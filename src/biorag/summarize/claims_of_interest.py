@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from biorag.summarize.base import ClaimGraphLike, Summarizer
+from biorag.summarize.base import ClaimGraphLike, Summarizer, relevance
 
 
 @dataclass
@@ -92,12 +92,12 @@ async def select_claims_of_interest(
 
     ``reranker`` needs ``score(query, texts) -> array`` (or an async ``ascore``); the test
     summaries are scored against the question alone, the options enter only the prompts.
-    ``min_score``: candidates scoring below it are left out (the best one always stays);
-    None: the top ``top_k`` whatever their scores, as the paper.
+    ``min_score``: candidates less relevant than it (:func:`relevance`) are left out (the best
+    one always stays); None: the top ``top_k`` whatever their scores, as the paper.
     """
     candidates = sorted(graph.claims.values(), key=lambda c: -c.score)[: max(top_k, 0)]
     if min_score is not None and candidates:
-        candidates = [candidates[0], *(c for c in candidates[1:] if c.score >= min_score)]
+        candidates = [candidates[0], *(c for c in candidates[1:] if relevance(c) >= min_score)]
     if not candidates:
         return []
     summaries = await summarizer.test_summaries(

@@ -21,7 +21,13 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
-from biorag.summarize.base import STAGE_COMPRESS, ClaimGraphLike, LayerItem, Summarizer
+from biorag.summarize.base import (
+    STAGE_COMPRESS,
+    ClaimGraphLike,
+    LayerItem,
+    Summarizer,
+    relevance,
+)
 from biorag.summarize.compress import compress_summaries
 
 
@@ -46,7 +52,7 @@ class RootSummary:
 def relevant_layers(
     graph: ClaimGraphLike, layers: list[list[str]], min_relevance: float | None
 ) -> list[list[str]]:
-    """``layers`` with only the claims whose relevance to the question (``Claim.score``) is at
+    """``layers`` with only the claims whose relevance to the question (:func:`relevance`) is at
     least ``min_relevance`` and that still link to a kept claim of the layer inside theirs (the
     root is always kept); ``None``: all of them, as the paper."""
     if min_relevance is None:
@@ -56,7 +62,7 @@ def relevant_layers(
         inner = set(out[-1])
         kept = [
             c for c in layer
-            if c in graph.claims and graph.claims[c].score >= min_relevance
+            if c in graph.claims and relevance(graph.claims[c]) >= min_relevance
             and graph.neighbors(c) & inner
         ]  # fmt: skip
         if not kept:
