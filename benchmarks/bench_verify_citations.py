@@ -9,7 +9,7 @@ by the default verifier (``answer.verify = auto``) and, on fewer questions, by t
 (``answer.verifier = llm``).
 
     python benchmarks/bench_verify_citations.py [--n 50] [--n-llm-verifier 20]
-        [--floor-methods retrieve-read,claims,iprar,selfrag,raptor]
+        [--floor-methods retrieve-read,claims,iprar,selfrag,raptor] [--floor-only]
 
 Writes ``benchmarks/results/verify_citations.json`` and the runs under
 ``benchmarks/results/verify_citations/``.
@@ -62,6 +62,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--n-llm-verifier", type=int, default=20)
     ap.add_argument("--floor-methods", default="retrieve-read,claims,iprar,selfrag,raptor")
+    ap.add_argument("--floor-only", action="store_true",
+                    help="the no-LLM rows only (no llama-server; the SmolLM2 runs take about an "
+                    "hour on 2 cores)")  # fmt: skip
     args = ap.parse_args()
     if not (DATA / "mirage").is_dir():
         ap.error(f"{DATA / 'mirage'} not found (set BIORAG_SHARED_DATA)")
@@ -78,6 +81,8 @@ def main() -> None:
     metrics, cmd = eval_run("floor", args.floor_methods, args.n, base)
     collect(metrics, "no LLM (floor)")
     commands.append(cmd)
+    if args.floor_only:
+        return write(rows, commands)
     from devkit.servers import LlamaServer, llama_server_binary
     from devkit.smollm2 import SMOLLM2_INSTALL, smollm2_gguf_path
 
@@ -102,6 +107,10 @@ def main() -> None:
         )
     finally:
         server.stop()
+    write(rows, commands)
+
+
+def write(rows: list[dict[str, Any]], commands: list[str]) -> None:
     out = {**provenance(), "dataset": "bioasq 11b, gold snippets given", "rows": rows,
            "commands": commands}  # fmt: skip
     from biorag.util.files import write_text_atomic

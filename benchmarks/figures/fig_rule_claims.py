@@ -4,7 +4,7 @@ hand (``rule_claims_judged.json``)."""
 
 from __future__ import annotations
 
-from figures import FigureError, figure, num, result, source, table
+from figures import RESULTS, FigureError, figure, num, result, source, table
 
 RULES, JUDGED = "rule_claims.json", "rule_claims_judged.json"
 SETS = {"demo": "the demo's 200 abstracts", "pubmedqa": "200 other PubMedQA abstracts"}
@@ -40,14 +40,24 @@ def rule_claims() -> str:
 
 @figure("summary-relevance")
 def summary_relevance() -> str:
-    path = "summary_relevance.json"
-    data = result(path)
-    sets = [("the demo's 40 questions, 200 abstracts", data["rows"]),
-            ("200 other PubMedQA questions and abstracts", data.get("held_out") or [])]  # fmt: skip
-    rows = [[name, ("none (the paper)" if r["threshold"] is None else num(r["threshold"], 2)),
-             str(r["questions"]), num(r["summary_claims_per_question"], 2),
-             num(r["own_abstract_share"]), num(r["accuracy"])]
-            for name, found in sets for r in found]  # fmt: skip
-    head = ["set", "summary_min_relevance", "questions", "summary claims / question",
-            "from the question's own abstract", "floor accuracy"]  # fmt: skip
-    return "\n\n".join([table(head, rows, "llrrrr"), source(path)])
+    """The default embedder's rows, then another embedder's where it was run (the same threshold
+    read on its own cosine)."""
+    files = ["summary_relevance.json"]
+    if (RESULTS / "summary_relevance_mpnet.json").is_file():
+        files.append("summary_relevance_mpnet.json")
+    rows = []
+    for path in files:
+        data = result(path)
+        embedder = data.get("embedder", "all-MiniLM-L6-v2")
+        held_out = data.get("held_out") or []
+        sets = [("the demo's 40 questions, 200 abstracts", data["rows"]),
+                ("200 other PubMedQA questions and abstracts", held_out)]  # fmt: skip
+        rows += [[name, embedder,
+                  ("none (the paper)" if r["threshold"] is None else num(r["threshold"], 2)),
+                  str(r["questions"]), num(r["summary_claims_per_question"], 2),
+                  num(r["own_abstract_share"]), num(r["accuracy"])]
+                 for name, found in sets for r in found]  # fmt: skip
+    head = ["set", "embedder (relevance: its cosine)", "summary_min_relevance", "questions",
+            "summary claims / question", "from the question's own abstract",
+            "floor accuracy"]  # fmt: skip
+    return "\n\n".join([table(head, rows, "lllrrrr"), *(source(f) for f in files)])

@@ -70,7 +70,8 @@ class Answer(Protocol):
 
 RULES_NOTE = (
     "sentences checked by claim alignment (no LLM: word and embedding similarity with "
-    "negation, number and direction agreement), a floor"
+    "negation, number and direction agreement; the cited passages together where none "
+    "supports a sentence alone), a floor"
 )
 
 
