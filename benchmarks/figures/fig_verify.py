@@ -84,9 +84,9 @@ def verify_citations() -> str:
     for r in data["rows"]:
         c = r["citations"]
         by = ", ".join(f"{k} {n}" for k, n in (c.get("verifiers") or {}).items())
-        joint = str(c["jointly_supported"]) if "jointly_supported" in c else "(not counted)"
         rows.append([r["method"], r["reader"], num(c["recall"]), num(c["precision"]),
-                     str(c["sentences"]), joint, str(c["citations"]), str(c["uncited"]),
+                     str(c["sentences"]), str(dig(c, "jointly_supported", CITATIONS)),
+                     str(c["citations"]), str(c["uncited"]),
                      by])  # fmt: skip
     head = ["method", "reader", "citation recall", "citation precision", "sentences",
             "of them supported only jointly", "citations", "uncited sentences",

@@ -114,6 +114,10 @@ def export_graph(run: Any, graph_html: Path | None, graphml: Path | None) -> Non
 def support_line(support: dict[str, Any], number: dict[str, int]) -> str:
     """``support: <label>; [n] <label> "<deciding span>"; ...`` for one sentence."""
     parts = [f"support: {support['label'].replace('_', ' ')}"]
+    joint = support.get("joint")
+    if joint and joint["label"] == support["label"]:
+        refs = " and ".join(f"[{number[c]}]" if c in number else c for c in joint["passage_ids"])
+        parts[0] += f" (only by {refs} together)"
     for v in support.get("verdicts") or []:
         span = " ".join(((v.get("span") or {}).get("text") or "").split())
         span = f' "{span[:117]}..."' if len(span) > 120 else (f' "{span}"' if span else "")

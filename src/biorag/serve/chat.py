@@ -86,17 +86,25 @@ def _backs(answer: dict[str, Any]) -> dict[int, str]:
              "not_supported": "does not support", "contradicted": "contradicts"}  # fmt: skip
     found: dict[int, dict[str, list[int]]] = {}
     for k, s in enumerate(support_of(answer)["sentences"], 1):
+        together = set((s["joint"] or {}).get("sources") or []) - {None}
         for src in s["sources"]:
-            if src["n"] is not None:
-                found.setdefault(src["n"], {}).setdefault(src["label"], []).append(k)
-    return {n: " - " + "; ".join(f"{verbs[label]} sentence {', '.join(map(str, ks))}"
-                                 for label, ks in by.items())
+            n = src["n"]
+            if n is None:
+                continue
+            verb = verbs[src["label"]]
+            if n in together:  # what it says with the others, not alone
+                others = " and ".join(f"[{m}]" for m in sorted(together - {n}))
+                verb = f"{verbs[s['joint']['label']]} together with {others}"
+            found.setdefault(n, {}).setdefault(verb, []).append(k)
+    return {n: " - " + "; ".join(f"{verb} sentence {', '.join(map(str, ks))}"
+                                 for verb, ks in by.items())
             for n, by in found.items()}  # fmt: skip
 
 
 def support_of(answer: dict[str, Any]) -> dict[str, Any]:
     """The sentences' verdicts for a chat reply: each sentence's verdict over its citations and,
-    per cited source (its ``[n]``), the verdict and deciding span; and how they were checked."""
+    per cited source (its ``[n]``), the verdict and deciding span; ``joint``: the sources that
+    support it only together (their numbers), or None; and how they were checked."""
     number = evidence_numbers(answer)
     sentences = []
     for s in answer.get("sentences") or []:
@@ -106,6 +114,9 @@ def support_of(answer: dict[str, Any]) -> dict[str, Any]:
             "sources": [{"n": number.get(v["passage_id"]), "label": v["label"],
                          "span": (v.get("span") or {}).get("text"), "reason": v.get("reason", "")}
                         for v in support.get("verdicts") or []],
+            "joint": ({"label": support["joint"]["label"],
+                       "sources": [number.get(c) for c in support["joint"]["passage_ids"]]}
+                      if support.get("joint") else None),
             "unknown_citations": support.get("unknown_citations") or [],
         })  # fmt: skip
     return {"sentences": sentences, "verification": answer.get("verification")}
